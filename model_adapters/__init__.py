@@ -1,0 +1,68 @@
+"""Model backends behind one spec string: `SCHEME:REST`, e.g. `hf:Qwen/Qwen2.5-0.5B-Instruct@main`.
+
+The table below is the only registry: each entry names the module and class that implement a
+scheme, imported only when chosen, so a backend's heavy SDK is never loaded unless used. A new
+backend is one module plus one line here.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from typing import Any
+
+from rolebench.errors import ConfigError
+
+from .base import Generation, GenerationConfig, Message, ModelAdapter, Request, Usage
+
+# scheme -> ("module:Class", what the rest of the spec is)
+ADAPTERS: dict[str, tuple[str, str]] = {
+    "hf": ("model_adapters.hf:HFAdapter", "ID_OR_PATH[@REVISION]"),
+    "peft": ("model_adapters.peft:PeftAdapter", "BASE+ADAPTER"),
+    "openai": ("model_adapters.openai_api:OpenAIAdapter", "MODEL[@BASE_URL]"),
+    "llamacpp": ("model_adapters.llamacpp:LlamaCppAdapter", "PATH_TO_GGUF | smollm2"),
+    "vllm": ("model_adapters.vllm:VLLMAdapter", "ID_OR_PATH[@REVISION]"),
+    "lmeval": ("model_adapters.lmeval:LMEvalAdapter", "MODEL_NAME[,key=value...]"),
+    "baseline": ("model_adapters.baseline:BaselineAdapter", "rolegpt"),
+}
+
+
+def parse_spec(spec: str) -> tuple[str, str]:
+    """Split `SCHEME:REST`; raise one clear error for an unknown or malformed spec."""
+    scheme, sep, rest = spec.partition(":")
+    if not sep or not rest:
+        raise ConfigError(
+            f"model spec {spec!r} has no scheme",
+            where="--model",
+            fix="write SCHEME:NAME, one of " + ", ".join(f"{s}:{r}" for s, (_, r) in ADAPTERS.items()),
+        )
+    if scheme not in ADAPTERS:
+        close = difflib.get_close_matches(scheme, list(ADAPTERS), n=1)
+        hint = f"did you mean {close[0]}:? " if close else ""
+        raise ConfigError(
+            f"unknown model scheme {scheme!r} in {spec!r}",
+            where="--model",
+            fix=hint + "known schemes: " + ", ".join(ADAPTERS),
+        )
+    return scheme, rest
+
+
+def load_model(spec: str, **options: Any) -> ModelAdapter:
+    """Build the adapter a spec names. `options` are backend settings (e.g. `dtype`, `base_url`)."""
+    scheme, rest = parse_spec(spec)
+    module_name, _, class_name = ADAPTERS[scheme][0].partition(":")
+    cls = getattr(importlib.import_module(module_name), class_name)
+    return cls.from_spec(rest, **options)
+
+
+__all__ = [
+    "ADAPTERS",
+    "Generation",
+    "GenerationConfig",
+    "Message",
+    "ModelAdapter",
+    "Request",
+    "Usage",
+    "load_model",
+    "parse_spec",
+]

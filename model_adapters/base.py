@@ -1,0 +1,80 @@
+"""The one interface every model backend implements: chat conversations in, texts and usage out.
+
+An adapter receives a batch of `Request`s (each a list of chat messages) and yields one
+`Generation` per request, in any order, as soon as each is ready, so the caller can store it at
+once. Backends sort, batch and parallelise as they like behind that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": str}
+
+
+@dataclass(frozen=True)
+class GenerationConfig:
+    """Decoding settings shared by every backend; recorded in each result."""
+
+    max_new_tokens: int = 512
+    temperature: float = 0.0  # 0 means greedy
+    top_p: float = 1.0
+    seed: int = 0
+    batch_size: int = 8  # local backends: prompts per forward pass
+    concurrency: int = 8  # API backends: requests in flight
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def decoding_key(self) -> dict[str, Any]:
+        """The settings that change what is generated (batching and concurrency do not)."""
+        return {k: v for k, v in self.as_dict().items() if k not in ("batch_size", "concurrency")}
+
+
+@dataclass(frozen=True)
+class Request:
+    """One conversation to complete. `meta` carries sample fields a special backend may need."""
+
+    id: str
+    messages: list[Message]
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@dataclass
+class Generation:
+    """The answer to one request. `text` is None when the backend has no answer (see `error`)."""
+
+    text: str | None
+    usage: Usage = field(default_factory=Usage)
+    seconds: float = 0.0
+    error: str | None = None
+    finish_reason: str | None = None
+
+
+@runtime_checkable
+class ModelAdapter(Protocol):
+    """What the runner and the judge need from a model."""
+
+    spec: str
+
+    def info(self) -> dict[str, Any]:
+        """Identity for results and cache keys: at least `name` and `revision` (None if unknown)."""
+        ...
+
+    def generate(
+        self, requests: Sequence[Request], config: GenerationConfig
+    ) -> Iterator[tuple[Request, Generation]]:
+        """Yield `(request, generation)` for every request, each as soon as it is ready."""
+        ...
+
+    def close(self) -> None:
+        """Release memory, processes or connections."""
+        ...

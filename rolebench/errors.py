@@ -1,0 +1,44 @@
+"""Errors a user can fix: each prints as one line (what, where, what to do) and exits with code 2."""
+
+from __future__ import annotations
+
+
+class RoleBenchError(Exception):
+    """Base class of every error caused by the user's input or environment, not by a bug."""
+
+    exit_code = 2
+
+    def __init__(self, what: str, *, where: str | None = None, fix: str | None = None) -> None:
+        self.what, self.where, self.fix = what, where, fix
+        super().__init__(self.line())
+
+    def line(self) -> str:
+        """The one line shown to the user."""
+        text = self.what
+        if self.where:
+            text += f" ({self.where})"
+        if self.fix:
+            text += f": {self.fix}"
+        return text
+
+
+class ConfigError(RoleBenchError):
+    """A bad option, spec, task name or task file."""
+
+
+class DataError(RoleBenchError):
+    """A missing or malformed data file."""
+
+
+class ModelError(RoleBenchError):
+    """A model or API that cannot be used as asked (bad key, unknown model, refused request)."""
+
+
+class MissingDependency(RoleBenchError):
+    """An optional package that the chosen feature needs is not installed."""
+
+    def __init__(self, feature: str, packages: str, extra: str) -> None:
+        super().__init__(
+            f"{feature} needs {packages}, which is not installed",
+            fix=f'pip install "rolebench[{extra}]"',
+        )
