@@ -1,0 +1,1 @@
+"""Subcommands of the `rolebench` CLI, one module each (see `rolebench/cli.py`)."""
