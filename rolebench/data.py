@@ -132,8 +132,12 @@ def as_references(value: Any, where: str) -> tuple[str, ...]:
     raise DataError("`generated` must be a string or a list of strings", where=where)
 
 
+DEMO_SOURCE = DataSource("local", str(DEMO_ROOT))
+
+
 def source_for(split: SplitDef, source: DataSource) -> DataSource:
-    return DataSource("local", str(DEMO_ROOT)) if split.builtin else source
+    """The packaged demo reads its own folder; every other split reads the chosen source."""
+    return DEMO_SOURCE if split.builtin else source
 
 
 def load_descriptions(split: SplitDef, source: DataSource) -> dict[str, str]:

@@ -1,0 +1,75 @@
+"""From per-sample scores to task, per-role and group metrics (means with bootstrap intervals)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .data import get_split
+from .metrics import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, bootstrap_ci, mean, mean_of_available
+from .results import GroupResult, TaskResult
+from .tasks import GroupSpec
+
+METRICS = ("cus", "raw", "spe")
+
+
+@dataclass(frozen=True)
+class BootstrapSettings:
+    resamples: int = DEFAULT_RESAMPLES
+    confidence: float = DEFAULT_CONFIDENCE
+    seed: int = 0
+
+    def describe(self) -> dict[str, Any]:
+        return {"resamples": self.resamples, "confidence": self.confidence, "seed": self.seed}
+
+
+def _values(records: Sequence[Mapping[str, Any]], metric: str) -> list[float]:
+    return [r["scores"][metric] for r in records if r["scores"].get(metric) is not None]
+
+
+def task_result(split: str, records: Sequence[Mapping[str, Any]], boot: BootstrapSettings) -> TaskResult:
+    """Metrics of one task from its sample records (each with `scores`, `role`, `output`)."""
+    fields: dict[str, Any] = {}
+    for metric in get_split(split).metrics:
+        values = _values(records, metric)
+        ci = bootstrap_ci(values, resamples=boot.resamples, confidence=boot.confidence, seed=boot.seed)
+        fields[metric] = mean(values)
+        fields[f"{metric}_ci"] = list(ci) if ci else None
+        fields[f"{metric}_n"] = len(values)
+    by_role: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for record in records:
+        by_role[record["role"]].append(record)
+    per_role = {
+        role: {"n": len(rows), **{m: mean(_values(rows, m)) for m in get_split(split).metrics}}
+        for role, rows in sorted(by_role.items())
+    }
+    generated = sum(1 for r in records if r.get("output") is not None)
+    return TaskResult(split=split, n=len(records), n_generated=generated,
+                      n_not_covered=len(records) - generated, per_role=per_role, **fields)
+
+
+def _member_metrics(name: str, results: Mapping[str, TaskResult], groups: Mapping[str, GroupResult]) -> dict:
+    source = results.get(name) or groups.get(name)
+    return {} if source is None else source.model_dump()
+
+
+def group_results(
+    specs: Sequence[GroupSpec], results: Mapping[str, TaskResult]
+) -> dict[str, GroupResult]:
+    """Groups in dependency order: each metric is the mean over members that have it;
+    `avg` is the mean of the group's available CUS, RAW and SPE (for groups of groups: of the members' avg)."""
+    done: dict[str, GroupResult] = {}
+    pending = list(specs)
+    while pending:
+        spec = next(s for s in pending if all(m in results or m in done for m in s.members))
+        pending.remove(spec)
+        members = [_member_metrics(m, results, done) for m in spec.members]
+        values = {m: mean_of_available([x.get(m) for x in members]) for m in METRICS}
+        nested = all(m in done for m in spec.members)
+        avg = (mean_of_available([x.get("avg") for x in members]) if nested
+               else mean_of_available([values[m] for m in METRICS]))
+        done[spec.name] = GroupResult(tasks=list(spec.members), n=sum(x.get("n", 0) for x in members),
+                                      avg=avg, **values)
+    return done
