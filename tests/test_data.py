@@ -1,0 +1,138 @@
+"""The data layer on the real RoleBench files and on small fixtures: counts, `type`, joins, bad files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rolebench.data import SPLITS, load_samples, normalise_types, raw_answers, split_files_status
+from rolebench.errors import DataError
+from rolebench.source import DataSource, resolve_source
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("split", "rows", "roles", "with_baseline"),
+    [
+        ("zh_general", 1451, 5, 1451),
+        ("zh_specific", 239, 5, 239),
+        ("eng_role_general", 5000, 10, 0),  # its rolegpt_baseline.jsonl is on the Hub only
+        ("eng_role_specific", 2534, 10, 500),  # the shared baseline file covers 500 of the test rows
+        ("eng_instruct_specific", 4750, 95, 4750),
+    ],
+)
+def test_real_splits_load_with_counts_and_baseline_join(rolebench_data, split, rows, roles, with_baseline):
+    samples = load_samples(split, resolve_source(rolebench_data))
+    assert len(samples) == rows
+    assert len({s.role for s in samples}) == roles
+    assert sum(s.baseline is not None for s in samples) == with_baseline
+    assert all(s.references and all(isinstance(r, str) for r in s.references) for s in samples)
+    assert all(s.description for s in samples)
+
+
+def test_every_reference_candidate_is_kept(rolebench_data):
+    samples = load_samples("zh_general", resolve_source(rolebench_data))
+    assert max(len(s.references) for s in samples) == 5
+    assert sum(len(s.references) == 5 for s in samples) == 1289
+
+
+def test_type_is_always_a_list(rolebench_data):
+    samples = load_samples("eng_role_specific", resolve_source(rolebench_data))
+    assert all(isinstance(s.types, tuple) and s.types for s in samples)
+    assert {t for s in samples for t in s.types} <= {"script_based", "script_agnostic"}
+    assert normalise_types("script_based") == ("script_based",)
+    assert normalise_types(["a", "b"]) == ("a", "b")
+    assert normalise_types(None) == ()
+
+
+def test_questions_are_kept_raw_for_the_join(rolebench_data):
+    samples = load_samples("zh_specific", resolve_source(rolebench_data))
+    raw = [s for s in samples if s.question != s.question.strip()]
+    assert raw, "the Chinese role-specific questions carry leading spaces upstream"
+    assert all(s.baseline is not None for s in raw)
+
+
+def test_raw_file_absent_means_no_raw_answers(rolebench_data):
+    samples = load_samples("zh_general", resolve_source(rolebench_data), limit=3)
+    assert [s.raw_answer for s in samples] == [None, None, None]
+    status = split_files_status("zh_general", resolve_source(rolebench_data))
+    assert status["instructions-zh/instructions-general.jsonl"] is False
+    assert status["rolebench-zh/general/test.jsonl"] is True
+
+
+def _mini_dataset(root: Path, raw_rows: list[dict] | None) -> DataSource:
+    write_jsonl(root / "rolebench-zh/general/test.jsonl", [
+        {"role": "李白", "question": " 写一首诗。", "generated": ["床前明月光"]},
+        {"role": "李白", "question": "你好", "generated": ["你好呀", "幸会"]},
+    ])
+    write_jsonl(root / "rolebench-zh/general/rolegpt_baseline.jsonl",
+                [{"role": "李白", "question": " 写一首诗。", "generated": ["举头望明月"]}])
+    (root / "profiles-zh").mkdir(parents=True)
+    (root / "profiles-zh/desc.json").write_text(json.dumps({"李白": "诗仙"}), encoding="utf-8")
+    if raw_rows is not None:
+        write_jsonl(root / "instructions-zh/instructions-general.jsonl", raw_rows)
+    return resolve_source(root)
+
+
+@pytest.mark.parametrize("fields", [("instruction", "answer"), ("question", "output"), ("instruction", "generated")])
+def test_raw_answers_join_on_the_instruction_text(tmp_path, fields):
+    q, a = fields
+    value = ["原始答案"] if a == "generated" else "原始答案"
+    source = _mini_dataset(tmp_path, [{q: "写一首诗。", a: value}])
+    first, second = load_samples("zh_general", source)
+    assert first.raw_answer == "原始答案" and first.baseline == "举头望明月"
+    assert second.raw_answer is None and second.baseline is None
+    assert second.references == ("你好呀", "幸会")
+
+
+def test_raw_answers_with_unknown_fields_fail_clearly(tmp_path):
+    source = _mini_dataset(tmp_path, [{"prompt": "写一首诗。", "response": "x"}])
+    with pytest.raises(DataError, match="instructions-general.jsonl:1") as info:
+        raw_answers(SPLITS["zh_general"], source)
+    assert "instruction" in str(info.value) and "answer" in str(info.value)
+
+
+def test_malformed_jsonl_names_file_and_line(tmp_path):
+    source = _mini_dataset(tmp_path, None)
+    path = tmp_path / "rolebench-zh/general/test.jsonl"
+    path.write_text(path.read_text(encoding="utf-8") + "{not json\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"test\.jsonl:3"):
+        load_samples("zh_general", source)
+
+
+def test_missing_file_names_path_and_how_to_get_it(tmp_path):
+    with pytest.raises(DataError) as info:
+        load_samples("eng_instruct_general", resolve_source(tmp_path))
+    message = str(info.value)
+    assert "rolebench-eng/instruction-generalization/general/test.jsonl" in message
+    assert "rolebench data download" in message
+
+
+def test_missing_role_description_is_one_clear_error(tmp_path):
+    source = _mini_dataset(tmp_path, None)
+    (tmp_path / "profiles-zh/desc.json").write_text("{}", encoding="utf-8")
+    with pytest.raises(DataError, match="no description for role '李白'"):
+        load_samples("zh_general", source)
+
+
+def test_missing_data_folder(tmp_path):
+    with pytest.raises(DataError, match="does not exist"):
+        resolve_source(tmp_path / "nowhere")
+
+
+def test_hub_source_is_the_pinned_upstream_revision(monkeypatch):
+    monkeypatch.delenv("ROLEBENCH_DATA", raising=False)
+    source = resolve_source()
+    assert (source.kind, source.location, source.revision) == ("hub", "ZenMoore/RoleBench", "a57ed54")
+
+
+def test_demo_split_needs_no_download(tmp_path):
+    samples = load_samples("demo_general", resolve_source(tmp_path))
+    assert len(samples) == 18 and sum(s.baseline is None for s in samples) == 1
+    assert all(s.raw_answer for s in samples)
