@@ -70,11 +70,14 @@ class LazyModel:
     def adapter(self) -> ModelAdapter:
         if self._adapter is None:
             self._adapter = load_model(self.options.model, **self.options.model_options)
-            self.store.put(_MODEL_INFO_KEY + ":" + self.options.model, self._adapter.info())
+            self.store.put(self._info_key(), self._adapter.info())
         return self._adapter
 
+    def _info_key(self) -> str:
+        return content_key(_MODEL_INFO_KEY, self.options.model, self.options.model_options)
+
     def info(self) -> dict[str, Any]:
-        stored = self.store.get(_MODEL_INFO_KEY + ":" + self.options.model)
+        stored = self.store.get(self._info_key())
         return stored if stored is not None else self.adapter().info()
 
     def close(self) -> None:
