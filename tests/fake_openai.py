@@ -1,0 +1,304 @@
+"""A small, real OpenAI-compatible HTTP server for tests, on 127.0.0.1 and a free port.
+
+It speaks the OpenAI wire format for `POST /v1/chat/completions` and `GET /v1/models`, and a test
+decides every answer through a handler, a callable `(request_json) -> reply` where the reply is:
+
+- a `str`: a normal completion with that text;
+- an `int`: that HTTP status with an OpenAI-style error body (429 comes with `Retry-After: 0`);
+- a `Reply`: full control (status, text, delay, headers, usage, finish reason, a raw JSON body).
+
+Every request is recorded (thread-safe) with its arrival time, so tests can count calls and check
+spacing; `max_in_flight` says how many requests were being handled at once, a timing-free proof
+of concurrency. Requests naming a model outside `models` get OpenAI's 404 `model_not_found`.
+
+    with FakeOpenAI(lambda body: Reply(text="hi", delay=0.2)) as server:
+        adapter = load_model(f"openai:fake-model@{server.base_url}")
+        ...
+        assert server.count() == 3
+
+In pytest, the `fake_openai` fixture is a factory of started servers, all stopped at teardown:
+
+    pytest_plugins = ["fake_openai"]          # in a test module (tests/ is on sys.path), or conftest
+    def test_x(fake_openai):
+        server = fake_openai(lambda body: Reply.rate_limited(retry_after="1") if ... else "ok")
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+STATUS_ERRORS = {
+    400: ("invalid_request_error", "bad_request", "Bad request."),
+    401: ("invalid_request_error", "invalid_api_key", "Incorrect API key provided."),
+    403: ("invalid_request_error", "unsupported_country_region_territory", "Forbidden."),
+    404: (
+        "invalid_request_error",
+        "model_not_found",
+        "The model does not exist or you do not have access to it.",
+    ),
+    429: ("requests", "rate_limit_exceeded", "Rate limit reached. Please try again later."),
+    500: ("server_error", None, "The server had an error while processing your request."),
+    502: ("server_error", None, "Bad gateway."),
+    503: ("server_error", None, "The engine is currently overloaded, please try again later."),
+}
+
+
+@dataclass
+class Reply:
+    """What the fake server answers to one chat-completion request."""
+
+    text: str | None = "ok"
+    status: int = 200
+    delay: float = 0.0  # seconds to wait before answering
+    headers: dict[str, str] = field(default_factory=dict)
+    usage: tuple[int, int] | None = None  # (prompt_tokens, completion_tokens); default: word counts
+    finish_reason: str = "stop"
+    body: dict[str, Any] | None = None  # a raw JSON body, sent as is
+    system_fingerprint: str | None = None
+
+    @classmethod
+    def error(cls, status: int, message: str | None = None, **kwargs: Any) -> Reply:
+        """An OpenAI-style error body for `status` (401, 404, 429, 500, ...)."""
+        kind, code, default = STATUS_ERRORS.get(status, ("api_error", None, f"HTTP {status}."))
+        body = {"error": {"message": message or default, "type": kind, "param": None, "code": code}}
+        return cls(text=None, status=status, body=body, **kwargs)
+
+    @classmethod
+    def rate_limited(cls, retry_after: str | None = "0", **kwargs: Any) -> Reply:
+        """429 with a `Retry-After` header (seconds or an HTTP date; None for no header)."""
+        headers = {} if retry_after is None else {"Retry-After": retry_after}
+        return cls.error(429, headers=headers, **kwargs)
+
+
+@dataclass(frozen=True)
+class Received:
+    """One request as the server saw it."""
+
+    method: str
+    path: str
+    body: dict[str, Any] | None
+    headers: dict[str, str]  # lower-case names
+    at: float  # time.monotonic() on arrival
+
+
+Handler = Callable[[dict[str, Any]], "Reply | str | int"]
+
+
+def echo(body: dict[str, Any]) -> Reply:
+    """The default handler: answers `echo: <last user message>`."""
+    users = [m.get("content", "") for m in body.get("messages", []) if m.get("role") == "user"]
+    return Reply(text="echo: " + (users[-1] if users else ""))
+
+
+def as_reply(value: Reply | str | int) -> Reply:
+    if isinstance(value, Reply):
+        return value
+    if isinstance(value, str):
+        return Reply(text=value)
+    if isinstance(value, int):
+        return Reply.rate_limited() if value == 429 else Reply.error(value)
+    raise TypeError(f"handler returned {type(value).__name__}; expected Reply, str or int")
+
+
+def completion_body(reply: Reply, request: dict[str, Any], number: int) -> dict[str, Any]:
+    """The OpenAI chat.completion object for a successful reply."""
+    words = sum(len(str(m.get("content", "")).split()) for m in request.get("messages", []))
+    prompt_tokens, completion_tokens = reply.usage or (words, len((reply.text or "").split()))
+    return {
+        "id": f"chatcmpl-fake-{number}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": request.get("model", ""),
+        "system_fingerprint": reply.system_fingerprint,
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": reply.finish_reason,
+                "logprobs": None,
+                "message": {"role": "assistant", "content": reply.text},
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
+class FakeOpenAI:
+    """The server. `handler` and `models` may be changed while it runs."""
+
+    def __init__(
+        self, handler: Handler | None = None, models: tuple[str, ...] | None = ("fake-model",)
+    ) -> None:
+        self.handler: Handler = handler or echo
+        self.models = models  # None: every model name is accepted
+        self._lock = threading.Lock()
+        self._received: list[Received] = []
+        self._in_flight = 0
+        self.max_in_flight = 0
+        self._numbers = itertools.count(1)
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # --- lifecycle -------------------------------------------------------------------------
+    def start(self) -> FakeOpenAI:
+        fake = self
+
+        class _Handler(_RequestHandler):
+            server_fake = fake
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-openai", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> FakeOpenAI:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # --- what tests read -------------------------------------------------------------------
+    @property
+    def port(self) -> int:
+        if self._httpd is None:
+            raise RuntimeError("FakeOpenAI is not running; call start() or use it as a context manager")
+        return int(self._httpd.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI base URL, e.g. http://127.0.0.1:PORT/v1 (the client appends /chat/completions)."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def received(self) -> list[Received]:
+        """A copy of every request so far, in arrival order."""
+        with self._lock:
+            return list(self._received)
+
+    def count(self, path: str | None = "/v1/chat/completions") -> int:
+        """How many requests reached `path` (None: all paths)."""
+        return sum(1 for r in self.received if path is None or r.path == path)
+
+    def reset(self) -> None:
+        with self._lock:
+            self._received.clear()
+            self.max_in_flight = 0
+
+    # --- used by the request handler -------------------------------------------------------
+    def _record(self, received: Received) -> int:
+        with self._lock:
+            self._received.append(received)
+            self._in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self._in_flight)
+            return next(self._numbers)
+
+    def _done(self) -> None:
+        with self._lock:
+            self._in_flight -= 1
+
+    def _reply_to(self, body: dict[str, Any]) -> Reply:
+        model = body.get("model")
+        if self.models is not None and model not in self.models:
+            return Reply.error(404, f"The model `{model}` does not exist or you do not have access to it.")
+        return as_reply(self.handler(body))
+
+
+class _RequestHandler(BaseHTTPRequestHandler):
+    server_fake: FakeOpenAI
+    protocol_version = "HTTP/1.1"  # keep-alive, like real servers
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence stderr logging
+        return None
+
+    def _send(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _header_dict(self) -> dict[str, str]:
+        return {name.lower(): value for name, value in self.headers.items()}
+
+    def _read_json(self) -> dict[str, Any] | None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            return json.loads(raw) if raw else None
+        except json.JSONDecodeError:
+            return None
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server naming
+        fake = self.server_fake
+        fake._record(Received("GET", self.path, None, self._header_dict(), time.monotonic()))
+        try:
+            if self.path.rstrip("/") == "/v1/models":
+                names = fake.models or ("fake-model",)
+                data = [{"id": name, "object": "model", "created": 0, "owned_by": "fake"} for name in names]
+                self._send(200, {"object": "list", "data": data})
+            else:
+                self._send(404, Reply.error(404, f"no route GET {self.path}").body or {})
+        finally:
+            fake._done()
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server naming
+        fake = self.server_fake
+        body = self._read_json()
+        number = fake._record(Received("POST", self.path, body, self._header_dict(), time.monotonic()))
+        try:
+            if self.path.rstrip("/") != "/v1/chat/completions":
+                self._send(404, Reply.error(404, f"no route POST {self.path}").body or {})
+                return
+            if body is None:
+                self._send(400, Reply.error(400, "request body is not JSON").body or {})
+                return
+            reply = fake._reply_to(body)
+            if reply.delay:
+                time.sleep(reply.delay)
+            if reply.body is not None:
+                self._send(reply.status, reply.body, reply.headers)
+            elif reply.status != 200:
+                self._send(reply.status, Reply.error(reply.status).body or {}, reply.headers)
+            else:
+                self._send(200, completion_body(reply, body, number), reply.headers)
+        finally:
+            fake._done()
+
+
+@pytest.fixture
+def fake_openai() -> Iterator[Callable[..., FakeOpenAI]]:
+    """A factory: `fake_openai(handler=None, models=("fake-model",))` returns a started server."""
+    servers: list[FakeOpenAI] = []
+
+    def make(handler: Handler | None = None, models: tuple[str, ...] | None = ("fake-model",)) -> FakeOpenAI:
+        server = FakeOpenAI(handler, models).start()
+        servers.append(server)
+        return server
+
+    yield make
+    for server in servers:
+        server.stop()
