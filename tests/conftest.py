@@ -35,7 +35,7 @@ CORPUS = [
     "请问你最喜欢的诗是哪一首？为什么？",
     "我是李白，我喜欢喝酒和写诗。天生我材必有用。",
 ]
-SPECIAL_TOKENS = ["<pad>", "<s>", "</s>", "<|im_start|>", "<|im_end|>"]
+SPECIAL_TOKENS = ["<pad>", "<unk>", "<s>", "</s>", "<|im_start|>", "<|im_end|>"]
 
 CHATML_TEMPLATE = (
     "{% for message in messages %}"
@@ -53,22 +53,21 @@ NO_SYSTEM_TEMPLATE = (
 
 
 def build_tokenizer(chat_template: str, *, with_pad: bool = True):
-    """A byte-level BPE tokenizer trained on CORPUS, as a transformers PreTrainedTokenizerFast."""
+    """A character-level BPE tokenizer trained on CORPUS (Metaspace, unseen characters -> <unk>)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
-    tokenizer = Tokenizer(models.BPE())
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tokenizer.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=600, special_tokens=SPECIAL_TOKENS,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tokenizer = Tokenizer(models.BPE(unk_token="<unk>"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Metaspace()
+    tokenizer.decoder = decoders.Metaspace()
+    trainer = trainers.BpeTrainer(vocab_size=500, special_tokens=SPECIAL_TOKENS, show_progress=False)
     tokenizer.train_from_iterator(CORPUS, trainer=trainer)
     extra = {"pad_token": "<pad>"} if with_pad else {}
     return PreTrainedTokenizerFast(tokenizer_object=tokenizer, bos_token="<s>", eos_token="<|im_end|>",
-                                   unk_token=None, chat_template=chat_template, **extra)
+                                   unk_token="<unk>", chat_template=chat_template, **extra)
 
 
-def build_tiny_model(path: Path, chat_template: str, *, with_pad: bool = True, seed: int = 0) -> Path:
+def build_tiny_model(path: Path, chat_template: str, *, with_pad: bool = True, seed: int = 1) -> Path:
     """Save a seeded 2-layer random Llama causal LM and its tokenizer under `path`."""
     import torch
     from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
@@ -88,7 +87,7 @@ def build_tiny_model(path: Path, chat_template: str, *, with_pad: bool = True, s
     return path
 
 
-def build_tiny_lora(base_dir: Path, path: Path, *, seed: int = 1) -> Path:
+def build_tiny_lora(base_dir: Path, path: Path, *, seed: int = 2) -> Path:
     """Save a LoRA adapter (q_proj, v_proj) with random non-zero weights, so it changes outputs."""
     import torch
     from peft import LoraConfig, get_peft_model
