@@ -21,6 +21,7 @@ ADAPTERS: dict[str, tuple[str, str]] = {
     "peft": ("model_adapters.peft:PeftAdapter", "BASE+ADAPTER"),
     "openai": ("model_adapters.openai_api:OpenAIAdapter", "MODEL[@BASE_URL]"),
     "llamacpp": ("model_adapters.llamacpp:LlamaCppAdapter", "PATH_TO_GGUF | smollm2"),
+    "smollm2": ("model_adapters.llamacpp:SmolLM2Adapter", "135m"),  # embedded SmolLM2-135M-Instruct GGUF
     "vllm": ("model_adapters.vllm:VLLMAdapter", "ID_OR_PATH[@REVISION]"),
     "lmeval": ("model_adapters.lmeval:LMEvalAdapter", "MODEL_NAME[,key=value...]"),
     "baseline": ("model_adapters.baseline:BaselineAdapter", "rolegpt"),
