@@ -1,0 +1,316 @@
+"""`hf:ID_OR_PATH[@REVISION]`: a transformers causal LM, batched, with its own chat template.
+
+Prompts are rendered with the tokenizer's chat template (`add_generation_prompt=True`) and encoded
+without extra special tokens (the template carries them). A template that rejects (or silently
+drops) a system turn gets the system text merged into the first user turn (`rolebench.prompt.
+merge_system`); `info()["system_role"]` says which. A tokenizer with no chat template (a base
+model), or `apply_chat_template=false`, gets plain text: the turns joined by a blank line.
+
+Requests are sorted by prompt length (longest first, so a too-large batch fails at once), left
+padded and generated `batch_size` at a time; each batch's answers are yielded as soon as it
+finishes. Decoding is exactly what GenerationConfig says: greedy when `temperature == 0`, else
+sampling with `temperature`/`top_p` seeded by `seed`; the model's own generation defaults
+(repetition penalty, top-k, sampling) are overridden, and EOS is the only stop.
+
+Options (`--model-args key=value,...`): `dtype=auto|float32|float16|bfloat16`,
+`device=auto|cpu|cuda|cuda:N|mps` (auto: all visible GPUs via accelerate, else the CPU),
+`gguf_file=NAME.gguf` (a GGUF file inside the folder/repo; `hf:PATH/TO/FILE.gguf` works too),
+`apply_chat_template=true|false`, `trust_remote_code=false|true`, `attn_implementation=...`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import gc
+import hashlib
+import json
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from rolebench.errors import ConfigError, MissingDependency, ModelError
+from rolebench.prompt import merge_system
+
+from .base import Generation, GenerationConfig, Message, Request, Usage
+
+PROBE_TEXT = "rolebench-system-probe"
+SYSTEM_PROBE: list[Message] = [{"role": "system", "content": PROBE_TEXT}, {"role": "user", "content": "Hi"}]
+DTYPES = ("auto", "float32", "float16", "bfloat16")
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+@dataclass(frozen=True)
+class HFOptions:
+    """Backend options of `hf:` (and `peft:`) specs."""
+
+    dtype: str = "auto"
+    device: str = "auto"
+    gguf_file: str | None = None
+    apply_chat_template: bool = True
+    trust_remote_code: bool = False
+    attn_implementation: str | None = None
+
+
+def split_revision(text: str, where: str = "--model") -> tuple[str, str | None]:
+    """`ID[@REVISION]` -> (ID, REVISION); an existing local path is never split."""
+    if "@" not in text or Path(text).expanduser().exists():
+        name, revision = text, None
+    else:
+        name, _, revision = text.rpartition("@")
+        if not revision:
+            raise ConfigError(f"empty revision in {text!r}", where=where, fix="write ID@REVISION or just ID")
+    if not name:
+        raise ConfigError(f"no model id or path in {text!r}", where=where, fix="write ID_OR_PATH[@REVISION]")
+    return name, revision
+
+
+def _convert(value: Any, annotation: str, key: str, where: str) -> Any:
+    if not isinstance(value, str) or value.lower() == "none":
+        return None if isinstance(value, str) else value
+    try:
+        if annotation.startswith("bool"):
+            if value.lower() not in _TRUE + _FALSE:
+                raise ValueError(value)
+            return value.lower() in _TRUE
+        if annotation.startswith("int"):
+            return int(value)
+        if annotation.startswith("float"):
+            return float(value)
+    except ValueError:
+        kind = annotation.split("|")[0].strip()
+        raise ConfigError(f"option {key}={value!r} is not a {kind}", where=where, fix=f"give {key} a {kind}") from None
+    return value
+
+
+def coerce_options(schema: type, options: dict[str, Any], backend: str, where: str = "--model-args") -> Any:
+    """Build the options dataclass `schema` from `key=value` options, converting strings to each field's type."""
+    known = {f.name: str(f.type) for f in fields(schema)}
+    values = {}
+    for key, value in options.items():
+        if key not in known:
+            close = difflib.get_close_matches(key, list(known), n=1)
+            hint = f"did you mean {close[0]}? " if close else ""
+            raise ConfigError(f"unknown option {key!r} for {backend} models", where=where,
+                              fix=hint + "known options: " + ", ".join(known))
+        values[key] = _convert(value, known[key], key, where)
+    return schema(**values)
+
+
+def import_transformers() -> tuple[Any, Any]:
+    """(torch, transformers), or MissingDependency with the install line."""
+    try:
+        import torch
+        import transformers
+    except ImportError:
+        raise MissingDependency("hf: models", "torch and transformers", "hf") from None
+    return torch, transformers
+
+
+def first_line(error: BaseException) -> str:
+    text = str(error).strip() or type(error).__name__
+    return text.splitlines()[0][:300]
+
+
+def text_sha256(text: Any) -> str | None:
+    if not text:
+        return None
+    data = text if isinstance(text, str) else json.dumps(text, sort_keys=True)
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()
+
+
+class HFAdapter:
+    """A transformers causal LM behind the ModelAdapter protocol."""
+
+    scheme = "hf"
+    backend = "transformers"
+
+    def __init__(self, name: str, revision: str | None = None, options: HFOptions | None = None) -> None:
+        self.options = options or HFOptions()
+        self.name, self.revision = name, revision
+        self.gguf_file = self.options.gguf_file
+        if self.gguf_file is None and name.endswith(".gguf") and Path(name).expanduser().is_file():
+            path = Path(name).expanduser()
+            self.name, self.gguf_file = str(path.parent), path.name
+        self.spec = f"{self.scheme}:{name}" + (f"@{revision}" if revision else "")
+        self.torch, _ = import_transformers()
+        self.tokenizer = self._load_tokenizer()
+        self.model = self._load_model().eval()
+        self.prompt_format = "chat" if self.options.apply_chat_template and self.tokenizer.chat_template else "plain"
+        self.system_role = self._probe_system_role()
+        self.eos_ids = self._eos_ids()
+        if self.tokenizer.pad_token_id is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.eos_ids[0]
+
+    @classmethod
+    def from_spec(cls, rest: str, **options: Any) -> HFAdapter:
+        name, revision = split_revision(rest)
+        return cls(name, revision, coerce_options(HFOptions, options, f"{cls.scheme}:"))
+
+    # loading -------------------------------------------------------------------------------------
+
+    def _hub_kwargs(self, revision: str | None) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"trust_remote_code": self.options.trust_remote_code}
+        if revision:
+            kwargs["revision"] = revision
+        if self.gguf_file:
+            kwargs["gguf_file"] = self.gguf_file
+        return kwargs
+
+    def _tokenizer_source(self) -> tuple[str, str | None]:
+        """Where the tokenizer comes from: the model itself (PeftAdapter may prefer the adapter's folder)."""
+        return self.name, self.revision
+
+    def _load_tokenizer(self) -> Any:
+        from transformers import AutoTokenizer
+
+        name, revision = self._tokenizer_source()
+        try:
+            return AutoTokenizer.from_pretrained(name, **self._hub_kwargs(revision))
+        except (OSError, ValueError, KeyError) as error:
+            raise self._load_error("tokenizer", name, error) from None
+
+    def _load_error(self, what: str, name: str, error: BaseException) -> ModelError:
+        return ModelError(f"cannot load the {what} of {name!r}: {first_line(error)}", where="--model",
+                          fix="check the id, path and revision (with HF_HUB_OFFLINE=1 it must already be in "
+                          "the Hugging Face cache)")
+
+    def _dtype(self) -> Any:
+        dtype = self.options.dtype.lower().replace("fp32", "float32").replace("fp16", "float16")
+        dtype = {"bf16": "bfloat16", "half": "float16", "float": "float32"}.get(dtype, dtype)
+        if dtype not in DTYPES:
+            raise ConfigError(f"unknown dtype {self.options.dtype!r}", where="--model-args",
+                              fix="use dtype=" + "|".join(DTYPES))
+        return "auto" if dtype == "auto" else getattr(self.torch, dtype)
+
+    def _device_kwargs(self) -> dict[str, Any]:
+        device = self.options.device.lower()
+        if device == "auto":
+            return {"device_map": "auto"} if self.torch.cuda.is_available() else {}
+        if device.startswith("cuda") and not self.torch.cuda.is_available():
+            raise ConfigError(f"device={device} but no CUDA GPU is visible", where="--model-args",
+                              fix="use device=cpu or device=auto")
+        return {} if device == "cpu" else {"device_map": device}
+
+    def _load_model(self) -> Any:
+        """The causal LM, on its device(s), in eval mode. PeftAdapter overrides this (and only this) step."""
+        from transformers import AutoModelForCausalLM
+
+        kwargs = {**self._hub_kwargs(self.revision), "dtype": self._dtype(), **self._device_kwargs()}
+        if self.options.attn_implementation:
+            kwargs["attn_implementation"] = self.options.attn_implementation
+        try:
+            return AutoModelForCausalLM.from_pretrained(self.name, **kwargs)
+        except (OSError, ValueError, KeyError) as error:
+            raise self._load_error("model", self.name, error) from None
+
+    def _probe_system_role(self) -> str:
+        """'system' if the chat template renders a system turn, 'merged' if it rejects or drops it."""
+        if self.prompt_format == "plain":
+            return "merged"
+        from jinja2.exceptions import TemplateError
+
+        try:
+            text = self.tokenizer.apply_chat_template(SYSTEM_PROBE, tokenize=False, add_generation_prompt=True)
+        except TemplateError:
+            return "merged"
+        return "system" if PROBE_TEXT in text else "merged"
+
+    def _eos_ids(self) -> list[int]:
+        ids: list[int] = []
+        configured = getattr(self.model.generation_config, "eos_token_id", None)
+        for value in [self.tokenizer.eos_token_id, configured]:
+            for token in value if isinstance(value, list) else [value]:
+                if token is not None and token not in ids:
+                    ids.append(int(token))
+        if not ids:
+            raise ModelError(f"{self.name!r} has no EOS token", where="--model",
+                             fix="use a tokenizer with an eos_token, or a model whose generation_config sets one")
+        return ids
+
+    # prompts and generation ------------------------------------------------------------------------
+
+    def render(self, messages: Sequence[Message]) -> str:
+        """The exact prompt text the model sees for a conversation."""
+        turns = merge_system(messages) if self.system_role == "merged" else list(messages)
+        if self.prompt_format == "plain":
+            return "\n\n".join(turn["content"] for turn in turns)
+        return self.tokenizer.apply_chat_template(turns, tokenize=False, add_generation_prompt=True)
+
+    def encode(self, messages: Sequence[Message]) -> list[int]:
+        text = self.render(messages)
+        # a chat template writes its own special tokens; plain text gets the tokenizer's usual ones (BOS)
+        return self.tokenizer(text, add_special_tokens=self.prompt_format == "plain")["input_ids"]
+
+    def _hf_generation_config(self, config: GenerationConfig) -> Any:
+        from transformers import GenerationConfig as HFGenerationConfig
+
+        sampling = config.temperature > 0
+        return HFGenerationConfig(
+            max_new_tokens=config.max_new_tokens, do_sample=sampling,
+            temperature=config.temperature if sampling else 1.0, top_p=config.top_p if sampling else 1.0,
+            repetition_penalty=1.0, num_beams=1, eos_token_id=self.eos_ids, pad_token_id=self.pad_id,
+            **({"top_k": 0} if sampling else {}),  # sampling: temperature and top_p only
+        )
+
+    def generate(self, requests: Sequence[Request], config: GenerationConfig) -> Iterator[tuple[Request, Generation]]:
+        if config.batch_size < 1:
+            raise ConfigError(f"batch size {config.batch_size} is not positive", where="--batch-size",
+                              fix="use --batch-size 1 or more")
+        encoded = [self.encode(request.messages) for request in requests]
+        order = sorted(range(len(requests)), key=lambda i: -len(encoded[i]))
+        hf_config = self._hf_generation_config(config)
+        if config.temperature > 0:
+            self.torch.manual_seed(config.seed)
+        for start in range(0, len(order), config.batch_size):
+            batch = order[start:start + config.batch_size]
+            yield from self._generate_batch([requests[i] for i in batch], [encoded[i] for i in batch], hf_config)
+
+    def _input_device(self) -> Any:
+        return self.model.get_input_embeddings().weight.device
+
+    def _generate_batch(self, requests: list[Request], encoded: list[list[int]],
+                        hf_config: Any) -> Iterator[tuple[Request, Generation]]:
+        started = time.perf_counter()
+        width = max(len(ids) for ids in encoded)
+        padded = [[self.pad_id] * (width - len(ids)) + ids for ids in encoded]
+        mask = [[0] * (width - len(ids)) + [1] * len(ids) for ids in encoded]
+        device = self._input_device()
+        with self.torch.inference_mode():
+            output = self.model.generate(input_ids=self.torch.tensor(padded, device=device),
+                                         attention_mask=self.torch.tensor(mask, device=device),
+                                         generation_config=hf_config)
+        new_tokens = output[:, width:].tolist()
+        seconds = (time.perf_counter() - started) / len(requests)
+        for request, ids, tokens in zip(requests, encoded, new_tokens):
+            stop = next((i for i, token in enumerate(tokens) if token in self.eos_ids), None)
+            completion = tokens if stop is None else tokens[:stop]
+            text = self.tokenizer.decode(completion, skip_special_tokens=True)
+            usage = Usage(prompt_tokens=len(ids), completion_tokens=len(completion) + (stop is not None))
+            yield request, Generation(text=text, usage=usage, seconds=seconds,
+                                      finish_reason="length" if stop is None else "stop")
+
+    # identity ------------------------------------------------------------------------------------
+
+    def info(self) -> dict[str, Any]:
+        resolved = getattr(self.model.config, "_commit_hash", None)
+        return {
+            "name": self.name,
+            "revision": resolved or self.revision,
+            "requested_revision": self.revision,
+            "backend": self.backend,
+            "gguf_file": self.gguf_file,
+            "dtype": str(self.model.dtype).removeprefix("torch."),
+            "device": str(self._input_device()),
+            "prompt_format": self.prompt_format,
+            "system_role": self.system_role,
+            "chat_template_sha256": text_sha256(self.tokenizer.chat_template) if self.prompt_format == "chat" else None,
+        }
+
+    def close(self) -> None:
+        self.model = None
+        gc.collect()
+        if self.torch.cuda.is_available():
+            self.torch.cuda.empty_cache()
