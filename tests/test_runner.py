@@ -1,0 +1,156 @@
+"""`rolebench evaluate` / `rolebench score` end to end with the data-only baseline model, resume, bad inputs."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+
+import model_adapters
+from model_adapters.base import Generation, GenerationConfig, Request
+from model_adapters.baseline import BaselineAdapter
+from rolebench.cli import main
+from rolebench.results import read_results
+from rolebench.runner import EvalOptions, evaluate
+from rolebench.store import RecordStore
+
+
+def run_cli(*args: str) -> int:
+    return main([*args, "--no-progress"] if args[0] == "evaluate" else list(args))
+
+
+def test_demo_runs_with_no_download(tmp_path, capsys):
+    assert run_cli("evaluate", "--model", "baseline:rolegpt", "--tasks", "rolebench_demo", "--output", str(tmp_path)) == 0
+    results = read_results(tmp_path)
+    general = results.results["rolebench_demo_general"].model_dump()
+    assert general["n"] == 18 and general["n_not_covered"] == 1  # one demo item has no baseline answer
+    assert general["cus_n"] == 17 and 0 < general["cus"] <= 1 and general["raw"] is not None
+    group = results.groups["rolebench_demo"].model_dump()
+    assert group["avg"] == pytest.approx((group["cus"] + group["raw"] + group["spe"]) / 3)
+    lines = (tmp_path / "samples" / "rolebench_demo_general.jsonl").read_text(encoding="utf-8").splitlines()
+    uncovered = [json.loads(line) for line in lines if json.loads(line)["output"] is None]
+    assert len(uncovered) == 1 and uncovered[0]["scores"] == {"cus": None, "raw": None}
+    assert "rolebench_demo_general" in capsys.readouterr().out
+
+
+def test_config_says_how_results_were_made(tmp_path):
+    run_cli("evaluate", "--model", "baseline:rolegpt", "--tasks", "rolebench_demo_specific", "--output", str(tmp_path),
+            "--model-args", "api_key=sk-secret-value-123456")
+    text = (tmp_path / "results.json").read_text(encoding="utf-8")
+    assert "sk-secret-value-123456" not in text
+    config = read_results(tmp_path).config
+    assert config["model"]["spec"] == "baseline:rolegpt"
+    assert config["tasks"]["rolebench_demo_specific"]["version"] == 1.0
+    assert config["scoring"]["protocol"] == "rolebench"
+    assert len(config["prompt"]["template_hash"]) == 16
+    assert config["data"]["files"] and config["packages"]["rolebench"]
+    assert config["generation"]["max_new_tokens"] == 512 and config["generation"]["temperature"] == 0.0
+
+
+def test_rolegpt_row_from_data_alone(rolebench_data, tmp_path):
+    """The released baseline scored against the references: every Chinese sample covered, CJK scored."""
+    results = evaluate(EvalOptions(model="baseline:rolegpt", tasks=("rolebench_zh",), output=tmp_path,
+                                   data_dir=str(rolebench_data), progress=False))
+    zh = results.groups["rolebench_zh"].model_dump()
+    assert results.results["rolebench_zh_general"].n_not_covered == 0
+    assert 0.2 < zh["cus"] < 1 and 0.2 < zh["spe"] < 1  # a Chinese tokenizer that drops CJK would give 0
+    assert zh["raw"] is None  # instructions-zh is not in the local copy: RAW is unavailable, not zero
+    assert set(results.results["rolebench_zh_general"].per_role) == {"孙悟空", "皇帝", "华妃", "张飞", "李白"}
+
+
+class InterruptingAdapter(BaselineAdapter):
+    """The real baseline adapter, interrupted (like Ctrl-C) after `budget` answers in a run."""
+
+    budget: int | None = None
+    asked: list[int] = []
+
+    @classmethod
+    def from_spec(cls, rest: str, **options):
+        return cls(rest)
+
+    def generate(self, requests: Sequence[Request], config: GenerationConfig) -> Iterator[tuple[Request, Generation]]:
+        type(self).asked.append(len(requests))
+        for done, pair in enumerate(super().generate(requests, config)):
+            if self.budget is not None and done == self.budget:
+                raise KeyboardInterrupt
+            yield pair
+
+
+def test_interrupted_run_resumes_without_generating_twice(tmp_path, monkeypatch):
+    monkeypatch.setitem(model_adapters.ADAPTERS, "flaky", (f"{__name__}:InterruptingAdapter", "rolegpt"))
+    options = EvalOptions(model="flaky:rolegpt", tasks=("rolebench_demo_specific",), output=tmp_path, progress=False)
+    InterruptingAdapter.budget, InterruptingAdapter.asked = 4, []
+    with pytest.raises(KeyboardInterrupt):
+        evaluate(options)
+    with RecordStore(tmp_path / "generations.sqlite", "generations") as store:
+        assert len(store) == 4 + 1  # four answers and the model's info
+    InterruptingAdapter.budget = None
+    resumed = evaluate(options)
+    assert InterruptingAdapter.asked == [9, 5]
+    assert resumed.results["rolebench_demo_specific"].n_generated == 9
+    evaluate(options)  # a third run finds everything stored and loads no model
+    assert InterruptingAdapter.asked == [9, 5]
+    fresh = evaluate(EvalOptions(model="baseline:rolegpt", tasks=("rolebench_demo_specific",),
+                                 output=tmp_path / "fresh", progress=False))
+    assert resumed.results["rolebench_demo_specific"].spe == fresh.results["rolebench_demo_specific"].spe
+
+
+def test_score_rescores_saved_generations_under_another_protocol(tmp_path):
+    run_cli("evaluate", "--model", "baseline:rolegpt", "--tasks", "rolebench_demo", "--output", str(tmp_path))
+    before = read_results(tmp_path)
+    assert run_cli("score", str(tmp_path), "--protocol", "opencompass") == 0
+    after = read_results(tmp_path)
+    assert after.config["scoring"]["protocol"] == "opencompass"
+    assert after.config["model"] == before.config["model"]
+    sample = json.loads((tmp_path / "samples/rolebench_demo_general.jsonl").read_text().splitlines()[0])
+    assert set(sample["scores"]) == {"cus", "raw"}
+    # opencompass keeps only the first of the references, so it can never beat the best-of-references default
+    assert after.results["rolebench_demo_general"].cus <= before.results["rolebench_demo_general"].cus
+
+
+def test_refuses_to_mix_models_in_one_folder(tmp_path, capsys):
+    run_cli("evaluate", "--model", "baseline:rolegpt", "--tasks", "rolebench_demo_specific", "--output", str(tmp_path))
+    capsys.readouterr()
+    assert run_cli("evaluate", "--model", "hf:some/model", "--tasks", "rolebench_demo_specific",
+                   "--output", str(tmp_path)) == 2
+    assert "holds a run of baseline:rolegpt" in capsys.readouterr().err
+
+
+def _bad_data_dir(tmp_path: Path) -> Path:
+    root = tmp_path / "data"
+    (root / "rolebench-zh/role_specific").mkdir(parents=True)
+    (root / "rolebench-zh/role_specific/test.jsonl").write_text('{"role": "李白", "question": "q", "generated": ["a"]}\n{oops\n')
+    (root / "profiles-zh").mkdir()
+    (root / "profiles-zh/desc.json").write_text('{"李白": "诗仙"}')
+    return root
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--model", "nope:x", "--tasks", "rolebench_demo"], "unknown model scheme 'nope'"),
+        (["--model", "baseline", "--tasks", "rolebench_demo"], "has no scheme"),
+        (["--model", "baseline:gpt5", "--tasks", "rolebench_demo"], "unknown baseline 'gpt5'"),
+        (["--model", "baseline:rolegpt", "--tasks", "rolebench_zh_generl"], "did you mean 'rolebench_zh_general'"),
+        (["--model", "baseline:rolegpt", "--tasks", "rolebench_zh", "--data-dir", "/no/such/dir"], "does not exist"),
+        (["--model", "baseline:rolegpt", "--tasks", "rolebench_zh_specific", "--data-dir", "BAD"], "test.jsonl:2"),
+        (["--model", "baseline:rolegpt", "--tasks", "rolebench_eng_instruct", "--data-dir", "EMPTY"],
+         "rolebench-eng/instruction-generalization/general/test.jsonl not found"),
+        (["--model", "baseline:rolegpt", "--tasks", "rolebench_demo", "--limit", "0"], "--limit must be at least 1"),
+        (["--model", "baseline:rolegpt", "--tasks", "x", "--include-path", "BADYAML"], "invalid YAML"),
+        (["--model", "baseline:rolegpt", "--tasks", "rolebench_demo", "--model-args", "novalue"], "bad model argument"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, args, expected):
+    (tmp_path / "EMPTY").mkdir()
+    (tmp_path / "BADYAML").mkdir()
+    (tmp_path / "BADYAML/t.yaml").write_text("task: [unclosed\n")
+    replace = {"BAD": str(_bad_data_dir(tmp_path)), "EMPTY": str(tmp_path / "EMPTY"),
+               "BADYAML": str(tmp_path / "BADYAML")}
+    args = [replace.get(a, a) for a in args]
+    code = run_cli("evaluate", *args, "--output", str(tmp_path / "run"))
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert expected in err and "Traceback" not in err and len(err.splitlines()) == 1
