@@ -25,7 +25,7 @@ import gc
 import hashlib
 import json
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -111,6 +111,17 @@ def import_transformers() -> tuple[Any, Any]:
 def first_line(error: BaseException) -> str:
     text = str(error).strip() or type(error).__name__
     return text.splitlines()[0][:300]
+
+
+def probe_system_role(render: Callable[[list[Message]], str]) -> str:
+    """'system' if a chat renderer places a system turn, 'merged' if it raises on it or silently drops it."""
+    from jinja2.exceptions import TemplateError
+
+    try:
+        text = render(SYSTEM_PROBE)
+    except (TemplateError, ValueError):
+        return "merged"
+    return "system" if PROBE_TEXT in text else "merged"
 
 
 def text_sha256(text: Any) -> str | None:
@@ -207,16 +218,10 @@ class HFAdapter:
             raise self._load_error("model", self.name, error) from None
 
     def _probe_system_role(self) -> str:
-        """'system' if the chat template renders a system turn, 'merged' if it rejects or drops it."""
         if self.prompt_format == "plain":
             return "merged"
-        from jinja2.exceptions import TemplateError
-
-        try:
-            text = self.tokenizer.apply_chat_template(SYSTEM_PROBE, tokenize=False, add_generation_prompt=True)
-        except TemplateError:
-            return "merged"
-        return "system" if PROBE_TEXT in text else "merged"
+        return probe_system_role(
+            lambda messages: self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True))
 
     def _eos_ids(self) -> list[int]:
         ids: list[int] = []

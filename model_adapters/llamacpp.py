@@ -26,7 +26,7 @@ from rolebench.errors import ConfigError, MissingDependency, ModelError
 from rolebench.prompt import merge_system
 
 from .base import Generation, GenerationConfig, Request, Usage
-from .hf import PROBE_TEXT, SYSTEM_PROBE, coerce_options, first_line, text_sha256
+from .hf import coerce_options, first_line, probe_system_role, text_sha256
 
 SMOLLM2_NAMES = ("smollm2", "smollm2-135m", "smollm2-135m-instruct")
 
@@ -96,16 +96,11 @@ class LlamaCppAdapter:
         """Render the GGUF's template with a system turn: 'merged' if it raises or drops the system text."""
         if not self.template:
             return "system"  # a named chat_format (chatml, llama-2, ...): these all place a system turn
-        from jinja2.exceptions import TemplateError
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
         formatter = Jinja2ChatFormatter(template=self.template, eos_token=self._special_text(self.llm.token_eos()),
                                         bos_token=self._special_text(self.llm.token_bos()))
-        try:
-            prompt = formatter(messages=SYSTEM_PROBE).prompt
-        except (TemplateError, ValueError):
-            return "merged"
-        return "system" if PROBE_TEXT in prompt else "merged"
+        return probe_system_role(lambda messages: formatter(messages=messages).prompt)
 
     def _sampling(self, config: GenerationConfig) -> dict[str, Any]:
         sampling = config.temperature > 0

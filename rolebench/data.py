@@ -189,11 +189,17 @@ def raw_answers(split: SplitDef, source: DataSource) -> dict[str, str] | None:
     return joined
 
 
-def load_samples(split_id: str, source: DataSource, *, limit: int | None = None) -> list[Sample]:
-    """The test samples of a split, joined to descriptions, baseline answers and raw answers."""
+def load_samples(split_id: str, source: DataSource, *, limit: int | None = None,
+                 file: str = "test.jsonl") -> list[Sample]:
+    """The test samples of a split, joined to descriptions, baseline answers and raw answers.
+
+    `file="train.jsonl"` reads the training file the same way (ids `<split>/train/<index>`).
+    """
     split = get_split(split_id)
     source = source_for(split, source)
-    path = source.path(split.file("test.jsonl"), purpose=f"test set of {split_id}")
+    part = file.removesuffix(".jsonl")
+    path = source.path(split.file(file), purpose=f"{part} set of {split_id}")
+    id_prefix = split_id if file == "test.jsonl" else f"{split_id}/{part}"
     assert path is not None
     descriptions = load_descriptions(split, source)
     baselines = baseline_answers(split, source)
@@ -210,7 +216,7 @@ def load_samples(split_id: str, source: DataSource, *, limit: int | None = None)
             raise DataError(f"no description for role {role!r}", where=split.profiles,
                             fix=f"add it to {split.profiles} in {source.describe_location()}")
         samples.append(Sample(
-            id=f"{split_id}/{index}", split=split_id, index=index, role=role, question=question,
+            id=f"{id_prefix}/{index}", split=split_id, index=index, role=role, question=question,
             references=as_references(rec.get("generated"), where), types=normalise_types(rec.get("type")),
             description=descriptions[role], language=split.language,
             baseline=baselines.get((role, question)),

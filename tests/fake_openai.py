@@ -25,6 +25,7 @@ In pytest, the `fake_openai` fixture is a factory of started servers, all stoppe
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import json
 import threading
@@ -152,13 +153,14 @@ class FakeOpenAI:
         self._thread: threading.Thread | None = None
 
     # --- lifecycle -------------------------------------------------------------------------
-    def start(self) -> FakeOpenAI:
+    def start(self, port: int = 0) -> FakeOpenAI:
+        """Listen on 127.0.0.1:`port` (0: a free port) in a background thread."""
         fake = self
 
         class _Handler(_RequestHandler):
             server_fake = fake
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _Handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-openai", daemon=True
@@ -227,6 +229,7 @@ class FakeOpenAI:
 class _RequestHandler(BaseHTTPRequestHandler):
     server_fake: FakeOpenAI
     protocol_version = "HTTP/1.1"  # keep-alive, like real servers
+    disable_nagle_algorithm = True  # headers and body go out in two writes: no 40 ms delayed-ACK stall
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence stderr logging
         return None
@@ -302,3 +305,24 @@ def fake_openai() -> Iterator[Callable[..., FakeOpenAI]]:
     yield make
     for server in servers:
         server.stop()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """`python tests/fake_openai.py --delay 0.05`: a fixed-latency server in its own process (benchmarks)."""
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--delay", type=float, default=0.05, help="seconds before each answer")
+    parser.add_argument("--words", type=int, default=32, help="words in each answer")
+    args = parser.parse_args(argv)
+    text = " ".join(["答"] * args.words)
+    server = FakeOpenAI(lambda body: Reply(text=text, delay=args.delay), models=None)
+    server.start(port=args.port)
+    print(server.base_url, flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()
