@@ -124,6 +124,11 @@ def probe_system_role(render: Callable[[list[Message]], str]) -> str:
     return "system" if PROBE_TEXT in text else "merged"
 
 
+def plain_prompt(messages: Sequence[Message]) -> str:
+    """The prompt for a model without a chat template: the turns (system merged) joined by a blank line."""
+    return "\n\n".join(turn["content"] for turn in merge_system(messages))
+
+
 def text_sha256(text: Any) -> str | None:
     if not text:
         return None
@@ -239,9 +244,9 @@ class HFAdapter:
 
     def render(self, messages: Sequence[Message]) -> str:
         """The exact prompt text the model sees for a conversation."""
-        turns = merge_system(messages) if self.system_role == "merged" else list(messages)
         if self.prompt_format == "plain":
-            return "\n\n".join(turn["content"] for turn in turns)
+            return plain_prompt(messages)
+        turns = merge_system(messages) if self.system_role == "merged" else list(messages)
         return self.tokenizer.apply_chat_template(turns, tokenize=False, add_generation_prompt=True)
 
     def encode(self, messages: Sequence[Message]) -> list[int]:

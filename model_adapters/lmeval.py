@@ -1,0 +1,178 @@
+"""`lmeval:MODEL_NAME[,key=value...]`: any model class of lm-evaluation-harness's registry.
+
+`lmeval:hf,pretrained=/path/to/model,dtype=float32` builds the lm-eval model exactly as
+`lm_eval --model hf --model_args pretrained=...` would (`get_model(name).create_from_arg_string`),
+so every backend lm-eval supports (hf, vllm, gguf, sglang, openai-chat-completions, ...) can answer
+RoleBench through `rolebench evaluate`. Prompts are rendered with the lm-eval model's own
+`apply_chat_template`; since lm-eval's HF backend silently drops a system turn its template
+rejects, the system text is merged into the first user turn instead (`info()["system_role"]`).
+Answers come from `generate_until` (stop: EOS only; greedy at temperature 0).
+
+Options (`--model-args`, beside the spec's own lm-eval arguments): `apply_chat_template`
+(true; false or a model without a template gives plain text, turns joined by a blank line),
+`device` (lm-eval's --device), `chunk_size` (64 requests per generate_until call, so answers are
+stored as they come). Without `batch_size=` in the spec, `--batch-size` sets lm-eval's batch size.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rolebench.errors import ConfigError, MissingDependency, ModelError
+from rolebench.prompt import merge_system
+
+from .base import Generation, GenerationConfig, Message, Request, Usage
+from .hf import coerce_options, first_line, plain_prompt, probe_system_role
+
+SECRET_HINTS = ("key", "token", "secret", "password")
+
+
+@dataclass(frozen=True)
+class LMEvalOptions:
+    apply_chat_template: bool = True
+    device: str | None = None
+    chunk_size: int = 64
+
+
+def split_lmeval_spec(rest: str) -> tuple[str, str]:
+    """`NAME,key=value,...` -> (NAME, "key=value,...")."""
+    name, _, args = rest.partition(",")
+    name = name.strip()
+    if not name or "=" in name:
+        raise ConfigError(f"lmeval spec {rest!r} does not start with an lm-eval model name", where="--model",
+                          fix="write lmeval:MODEL_NAME[,key=value...], e.g. lmeval:hf,pretrained=gpt2")
+    return name, args.strip()
+
+
+def redacted(args: str) -> str:
+    """The argument string with secret-looking values replaced, for results files."""
+    parts = []
+    for part in filter(None, args.split(",")):
+        key, sep, value = part.partition("=")
+        hidden = sep and any(hint in key.lower() for hint in SECRET_HINTS)
+        parts.append(f"{key}=***" if hidden else part)
+    return ",".join(parts)
+
+
+def build_lm(name: str, args: str, extra: dict[str, Any]) -> Any:
+    """lm-eval's model object for `name` and its argument string."""
+    try:
+        from lm_eval.api.registry import get_model
+    except ImportError:
+        raise MissingDependency("lmeval: models", "lm_eval", "lmeval") from None
+    try:
+        cls = get_model(name)
+    except ValueError as error:
+        raise ConfigError(f"lm-eval has no model {name!r}", where="--model",
+                          fix=first_line(error).split("found! ")[-1]) from None
+    try:
+        return cls.create_from_arg_string(args, extra)
+    except (OSError, ValueError, TypeError, KeyError) as error:
+        raise ModelError(f"lm-eval cannot build model {name!r} from {redacted(args)!r}: {first_line(error)}",
+                         where="--model", fix="check the lm-eval model arguments (lm_eval --model_args syntax)") from None
+
+
+class LMEvalAdapter:
+    """An lm-eval `LM` behind the ModelAdapter protocol (generate_until only)."""
+
+    def __init__(self, name: str, args: str, options: LMEvalOptions | None = None) -> None:
+        self.name, self.args = name, args
+        self.options = options or LMEvalOptions()
+        if self.options.chunk_size < 1:
+            raise ConfigError("chunk_size must be at least 1", where="--model-args")
+        self.spec = f"lmeval:{name}" + (f",{redacted(args)}" if args else "")
+        self.fixed_batch_size = "batch_size=" in args
+        extra = {"batch_size": None if self.fixed_batch_size else GenerationConfig().batch_size,
+                 "device": self.options.device}
+        self.lm = build_lm(name, args, extra)
+        self.prompt_format = "chat" if self.options.apply_chat_template and self._renders_chat() else "plain"
+        self.system_role = "merged" if self.prompt_format == "plain" else probe_system_role(self._chat)
+        accepted = inspect.signature(self.lm.generate_until).parameters
+        self._quiet = {"disable_tqdm": True} if "disable_tqdm" in accepted else {}
+
+    @classmethod
+    def from_spec(cls, rest: str, **options: Any) -> LMEvalAdapter:
+        name, args = split_lmeval_spec(rest)
+        return cls(name, args, coerce_options(LMEvalOptions, options, "lmeval:"))
+
+    def _chat(self, messages: list[Message]) -> str:
+        return self.lm.apply_chat_template(messages, add_generation_prompt=True)
+
+    def _renders_chat(self) -> bool:
+        """Whether the lm-eval model can render a chat at all (base models have no template)."""
+        try:
+            return bool(self._chat([{"role": "user", "content": "Hi"}]))
+        except (ValueError, NotImplementedError, AttributeError, TypeError):
+            return False
+
+    def render(self, messages: Sequence[Message]) -> str:
+        if self.prompt_format == "plain":
+            return plain_prompt(messages)
+        return self._chat(merge_system(messages) if self.system_role == "merged" else list(messages))
+
+    def _gen_kwargs(self, config: GenerationConfig) -> dict[str, Any]:
+        sampling = config.temperature > 0
+        kwargs: dict[str, Any] = {"until": [], "max_gen_toks": config.max_new_tokens, "do_sample": sampling,
+                                  "temperature": config.temperature if sampling else 0.0}
+        if sampling:
+            kwargs["top_p"] = config.top_p
+        return kwargs
+
+    def _prepare(self, config: GenerationConfig) -> None:
+        if not self.fixed_batch_size and hasattr(self.lm, "batch_size_per_gpu"):
+            self.lm.batch_size_per_gpu = config.batch_size  # lm-eval HF models read their batch size here
+        if config.temperature > 0:
+            try:
+                import torch
+            except ImportError:
+                return
+            torch.manual_seed(config.seed)
+
+    def _count(self, text: str) -> int:
+        encode = getattr(self.lm, "tok_encode", None)
+        return len(encode(text)) if callable(encode) else 0
+
+    def generate(self, requests: Sequence[Request], config: GenerationConfig) -> Iterator[tuple[Request, Generation]]:
+        from lm_eval.api.instance import Instance
+
+        self._prepare(config)
+        kwargs = self._gen_kwargs(config)
+        size = self.options.chunk_size
+        for start in range(0, len(requests), size):
+            chunk = list(requests[start:start + size])
+            contexts = [self.render(r.messages) for r in chunk]
+            instances = [Instance(request_type="generate_until", doc={"id": r.id}, arguments=(ctx, dict(kwargs)),
+                                  idx=0, metadata=("rolebench", start + i, 1))
+                         for i, (r, ctx) in enumerate(zip(chunk, contexts))]
+            started = time.perf_counter()
+            texts = self.lm.generate_until(instances, **self._quiet)
+            seconds = (time.perf_counter() - started) / len(chunk)
+            for request, context, text in zip(chunk, contexts, texts):
+                usage = Usage(prompt_tokens=self._count(context), completion_tokens=self._count(text))
+                yield request, Generation(text=text, usage=usage, seconds=seconds)
+
+    def info(self) -> dict[str, Any]:
+        details = {}
+        get_info = getattr(self.lm, "get_model_info", None)
+        if callable(get_info):
+            details = {k: str(v) for k, v in get_info().items() if v not in (None, "")}
+        import lm_eval
+
+        pairs = dict(part.partition("=")[::2] for part in filter(None, self.args.split(",")))
+        return {
+            "name": pairs.get("pretrained") or pairs.get("model") or self.name,
+            "revision": pairs.get("revision") or details.get("model_sha") or None,
+            "backend": f"lm_eval:{self.name}",
+            "lm_eval": lm_eval.__version__,
+            "model_args": redacted(self.args),
+            "lm_eval_model_info": details,
+            "prompt_format": self.prompt_format,
+            "system_role": self.system_role,
+        }
+
+    def close(self) -> None:
+        self.lm = None

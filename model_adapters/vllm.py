@@ -1,0 +1,114 @@
+"""`vllm:ID_OR_PATH[@REVISION]`: a model served in-process by vLLM (GPU), through `LLM.chat`.
+
+vLLM applies the model's chat template itself (`add_generation_prompt=True`) and batches
+continuously; requests are submitted `chunk_size` at a time so answers reach the store as each
+chunk finishes. A template that rejects or drops a system turn gets the system text merged into
+the first user turn (`info()["system_role"]`). Decoding: `SamplingParams(temperature, top_p,
+max_tokens, seed)`; temperature 0 is greedy; no top-k or penalties; EOS is the only stop.
+
+Options (`--model-args`): `tensor_parallel_size` (1), `dtype` (auto), `gpu_memory_utilization`
+(0.9), `max_model_len` (the model's), `quantization`, `trust_remote_code` (false), `enforce_eager`
+(false), `chunk_size` (256 conversations per `LLM.chat` call).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rolebench.errors import ConfigError, MissingDependency, ModelError
+from rolebench.prompt import merge_system
+
+from .base import Generation, GenerationConfig, Request, Usage
+from .hf import coerce_options, first_line, probe_system_role, split_revision, text_sha256
+
+
+@dataclass(frozen=True)
+class VLLMOptions:
+    tensor_parallel_size: int = 1
+    dtype: str = "auto"
+    gpu_memory_utilization: float = 0.9
+    max_model_len: int | None = None
+    quantization: str | None = None
+    trust_remote_code: bool = False
+    enforce_eager: bool = False
+    chunk_size: int = 256
+
+
+def import_vllm() -> Any:
+    try:
+        import vllm
+    except ImportError:
+        raise MissingDependency("vllm: models", "vllm (and a CUDA GPU)", "vllm") from None
+    return vllm
+
+
+class VLLMAdapter:
+    """vllm.LLM behind the ModelAdapter protocol."""
+
+    def __init__(self, name: str, revision: str | None = None, options: VLLMOptions | None = None) -> None:
+        self.name, self.revision = name, revision
+        self.options = options or VLLMOptions()
+        if self.options.chunk_size < 1 or self.options.tensor_parallel_size < 1:
+            raise ConfigError("chunk_size and tensor_parallel_size must be at least 1", where="--model-args")
+        self.spec = f"vllm:{name}" + (f"@{revision}" if revision else "")
+        self.vllm = import_vllm()
+        engine_args = {k: v for k, v in vars(self.options).items() if k != "chunk_size" and v is not None}
+        try:
+            self.llm = self.vllm.LLM(model=name, revision=revision, tokenizer_revision=revision, **engine_args)
+        except (OSError, ValueError, RuntimeError) as error:
+            raise ModelError(f"vLLM cannot load {name!r}: {first_line(error)}", where="--model",
+                             fix="check the id, revision and --model-args (GPU memory, tensor_parallel_size)") from None
+        tokenizer = self.llm.get_tokenizer()
+        self.chat_template = getattr(tokenizer, "chat_template", None)
+        self.system_role = probe_system_role(
+            lambda messages: tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True))
+
+    @classmethod
+    def from_spec(cls, rest: str, **options: Any) -> VLLMAdapter:
+        name, revision = split_revision(rest)
+        return cls(name, revision, coerce_options(VLLMOptions, options, "vllm:"))
+
+    def _sampling_params(self, config: GenerationConfig) -> Any:
+        sampling = config.temperature > 0
+        return self.vllm.SamplingParams(n=1, temperature=config.temperature if sampling else 0.0,
+                                        top_p=config.top_p if sampling else 1.0, max_tokens=config.max_new_tokens,
+                                        seed=config.seed)
+
+    def generate(self, requests: Sequence[Request], config: GenerationConfig) -> Iterator[tuple[Request, Generation]]:
+        params = self._sampling_params(config)
+        size = self.options.chunk_size
+        for start in range(0, len(requests), size):
+            chunk = list(requests[start:start + size])
+            conversations = [merge_system(r.messages) if self.system_role == "merged" else list(r.messages)
+                             for r in chunk]
+            started = time.perf_counter()
+            outputs = self.llm.chat(messages=conversations, sampling_params=params, use_tqdm=False,
+                                    add_generation_prompt=True)
+            seconds = (time.perf_counter() - started) / len(chunk)
+            for request, output in zip(chunk, outputs):
+                completion = output.outputs[0]
+                usage = Usage(prompt_tokens=len(output.prompt_token_ids or []),
+                              completion_tokens=len(completion.token_ids))
+                yield request, Generation(text=completion.text, usage=usage, seconds=seconds,
+                                          finish_reason=completion.finish_reason)
+
+    def info(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "revision": self.revision,
+            "backend": "vllm",
+            "vllm": getattr(self.vllm, "__version__", None),
+            "dtype": self.options.dtype,
+            "tensor_parallel_size": self.options.tensor_parallel_size,
+            "system_role": self.system_role,
+            "chat_template_sha256": text_sha256(self.chat_template),
+        }
+
+    def close(self) -> None:
+        self.llm = None
+        import gc
+
+        gc.collect()
