@@ -1,0 +1,291 @@
+"""`rolebench judge`: win rate against the RoleGPT baseline, with the real `openai:` adapter talking
+to the local fake OpenAI-compatible server, whose verdicts each test decides by reading the prompt
+(which answer is shown as model_a and which as model_b)."""
+# ruff: noqa: F811 - the imported `fake_openai` fixture is used as an argument, the pytest way
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_openai import Reply, fake_openai  # noqa: F401 - `fake_openai` is a fixture
+
+from rolebench import judge_parse
+from rolebench.cli import main
+from rolebench.judge import JudgeSettings, judge_run
+from rolebench.judge_config import load_judge_config
+from rolebench.results import (
+    GroupResult,
+    RunResults,
+    TaskResult,
+    now_iso,
+    read_results,
+    write_results,
+    write_samples,
+)
+
+GOOD = "Arr, GOOD answer"  # the marker our fake judge prefers
+FIELDS = ("win_rate", "win_rate_ci", "wins", "ties", "losses", "judged", "position_consistency",
+          "parse_failures", "avg_len_model", "avg_len_baseline", "n_no_baseline")
+FAST = {"backoff": 0.0, "max_retries": 0}
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own judgment cache (never the user's)."""
+    monkeypatch.setenv("ROLEBENCH_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def sample(i: int, output: str | None, baseline: str | None, language: str = "en") -> dict[str, Any]:
+    zh = language == "zh"
+    role, question = ("孙悟空", f"第{i}个问题？") if zh else ("Captain Mira Vance", f"Question {i}?")
+    return {"id": f"demo/{i}", "index": i, "role": role, "question": question, "description": "A captain.",
+            "language": language, "output": output, "baseline": baseline, "scores": {}}
+
+
+def make_run(tmp_path: Path, tasks: dict[str, list[dict[str, Any]]]) -> Path:
+    """A run folder as `rolebench evaluate` writes it: results.json (tasks + one group) and samples."""
+    run = tmp_path / "run"
+    results = {t: TaskResult(split="demo_general", n=len(r), n_generated=len(r), n_not_covered=0)
+               for t, r in tasks.items()}
+    group = GroupResult(tasks=list(tasks), n=sum(len(r) for r in tasks.values()))
+    write_results(run, RunResults(created=now_iso(), results=results, groups={"all": group},
+                                  config={"bootstrap": {"resamples": 200, "confidence": 0.95, "seed": 0}}))
+    for task, records in tasks.items():
+        write_samples(run, task, records)
+    return run
+
+
+def shown(body: dict[str, Any]) -> dict[str, str]:
+    """The answers the judge was shown, by anonymous name, read back from the prompt."""
+    user = body["messages"][-1]["content"]
+    start = user.index('[\n  {\n    "model": "model_a"')
+    entries, _ = json.JSONDecoder().raw_decode(user, start)
+    return {e["model"]: e["answer"] for e in entries}
+
+
+def ranking(best: str) -> str:
+    """A Python-literal ranking (as the paper's prompt asks) with `best` ranked 1."""
+    other = "model_b" if best == "model_a" else "model_a"
+    return repr([{"model": best, "reason": "more in character", "rank": 1},
+                 {"model": other, "reason": "flat", "rank": 2}])
+
+
+def prefers_good(body: dict[str, Any]) -> str:
+    answers = shown(body)
+    return ranking("model_a" if answers["model_a"].startswith(GOOD) else "model_b")
+
+
+def run_judge(run: Path, server: Any, model: str = "fake-model", **settings: Any) -> dict[str, Any]:
+    settings.setdefault("concurrency", 4)
+    return judge_run(run, f"openai:{model}", settings=JudgeSettings(
+        base_url=server.base_url, progress=False, model_options=FAST, **settings))
+
+
+def task_fields(run: Path, task: str = "t") -> dict[str, Any]:
+    return read_results(run).results[task].model_dump()
+
+
+def test_better_answer_wins_in_both_orders(tmp_path, fake_openai):
+    run = make_run(tmp_path, {"t": [sample(i, f"{GOOD} {i}", f"plain {i}") for i in range(5)]})
+    server = fake_openai(prefers_good)
+    run_judge(run, server)
+    fields = task_fields(run)
+    assert set(FIELDS) <= set(fields)
+    assert (fields["wins"], fields["ties"], fields["losses"], fields["judged"]) == (5, 0, 0, 5)
+    assert fields["win_rate"] == 1.0 and fields["position_consistency"] == 1.0
+    assert fields["avg_len_model"] == pytest.approx(sum(len(f"{GOOD} {i}") for i in range(5)) / 5)
+    assert fields["avg_len_baseline"] == pytest.approx(7.0)
+    assert server.count() == 10
+    prompts = [r.body for r in server.received if r.body]
+    orders = {(shown(b)["model_a"].startswith(GOOD), b["messages"][-1]["content"].split("?")[0])
+              for b in prompts}
+    assert len(orders) == 10  # every pair was shown both ways round
+    assert all("baseline" not in json.dumps(b["messages"]).lower() for b in prompts)  # anonymised
+    assert all(b["temperature"] == 0.0 and b["seed"] == 0 for b in prompts)
+
+
+def test_position_biased_judge_yields_ties_not_wins(tmp_path, fake_openai):
+    run = make_run(tmp_path, {"t": [sample(i, f"{GOOD} {i}", f"plain {i}") for i in range(4)]})
+    run_judge(run, fake_openai(lambda body: ranking("model_a")))
+    fields = task_fields(run)
+    assert (fields["wins"], fields["ties"], fields["losses"]) == (0, 4, 0)
+    assert fields["win_rate"] == 0.5 and fields["position_consistency"] == 0.0
+
+
+def test_results_json_tasks_groups_and_config(tmp_path, fake_openai):
+    en = [sample(i, f"{GOOD} {i}" if i % 2 else f"weak {i}", f"{GOOD} base {i}" if i % 2 == 0 else f"b{i}")
+          for i in range(6)]
+    zh = [sample(i, f"{GOOD}，俺老孙{i}", f"普通{i}", "zh") for i in range(3)]
+    zh.append(sample(3, "有回答", None, "zh"))
+    run = make_run(tmp_path, {"t": en, "t_zh": zh})
+    server = fake_openai(prefers_good)
+    report = run_judge(run, server)
+    results = read_results(run)
+    assert (results.results["t"].wins, results.results["t"].losses) == (3, 3)
+    assert results.results["t"].win_rate == 0.5
+    assert results.results["t_zh"].n_no_baseline == 1 and results.results["t_zh"].judged == 3
+    group = results.groups["all"].model_dump()
+    assert (group["wins"], group["losses"], group["judged"], group["n_no_baseline"]) == (6, 3, 9, 1)
+    assert group["win_rate"] == pytest.approx(6 / 9)
+    low, high = group["win_rate_ci"]
+    assert low <= group["win_rate"] <= high
+    assert report["groups"]["all"]["win_rate_ci"] == group["win_rate_ci"]  # seeded bootstrap
+    judge = results.config["judge"]
+    assert judge["spec"] == "openai:fake-model" and judge["info"]["name"] == "fake-model"
+    assert judge["template_hash"] == load_judge_config().template_hash()
+    assert "both orders" in judge["protocol"] and judge["generation"]["temperature"] == 0.0
+    assert judge["usage"]["requests"] == 18 and judge["usage"]["prompt_tokens"] > 0
+    zh_prompts = [r.body for r in server.received if "孙悟空" in r.body["messages"][-1]["content"]]
+    assert len(zh_prompts) == 6 and all("下列模型要扮演的角色是“孙悟空”" in b["messages"][-1]["content"]
+                                        for b in zh_prompts)
+    lines = [json.loads(x) for x in (run / "judgments" / "t_zh.jsonl").read_text().splitlines()]
+    assert [x["status"] for x in lines] == ["judged", "judged", "judged", "no_baseline"]
+    assert set(lines[0]["orders"]) == {"model_first", "baseline_first"}
+    assert ast.literal_eval(lines[0]["orders"]["model_first"]["raw"][0])[0]["rank"] == 1
+
+
+def test_malformed_verdicts_are_retried_then_counted(tmp_path, fake_openai):
+    """Sample 0 is unparsable at temperature 0 but fine when re-sampled; sample 1 never parses."""
+    def handler(body: dict[str, Any]) -> str:
+        answers = shown(body)
+        if "never" in answers["model_a"] + answers["model_b"]:
+            return "I think model A is better, honestly."
+        if body["temperature"] == 0.0 and "flaky" in answers["model_a"] + answers["model_b"]:
+            return "[{'model': 'model_a', 'rank': 1}, {'model': 'model_a', 'rank': 2}]"
+        return prefers_good(body)
+
+    run = make_run(tmp_path, {"t": [sample(0, f"{GOOD} flaky", "b0"), sample(1, f"{GOOD} never", "b1"),
+                                    sample(2, f"{GOOD} 2", "b2")]})
+    server = fake_openai(handler)
+    report = run_judge(run, server)
+    fields = task_fields(run)
+    assert (fields["judged"], fields["wins"], fields["parse_failures"]) == (2, 2, 1)
+    # 6 first attempts, 2 retries for the flaky pair, 2 x 2 retries for the hopeless one
+    assert server.count() == 12 and report["judge"]["this_run"]["retries"] == 6
+    retries = [r.body for r in server.received if r.body["seed"] != 0]
+    assert {b["seed"] for b in retries} == {1, 2} and all(b["temperature"] == 0.7 for b in retries)
+    line = json.loads((run / "judgments" / "t.jsonl").read_text().splitlines()[1])
+    assert line["status"] == "parse_failure" and line["outcome"] is None
+    assert line["orders"]["model_first"]["attempts"] == 3 and len(line["orders"]["model_first"]["raw"]) == 3
+    assert "no list" in line["orders"]["model_first"]["parse_errors"][0]
+
+
+def test_second_run_makes_no_requests_and_another_judge_does(tmp_path, fake_openai):
+    run = make_run(tmp_path, {"t": [sample(i, f"{GOOD} {i}", f"plain {i}") for i in range(3)]})
+    server = fake_openai(prefers_good, models=None)
+    first = run_judge(run, server)
+    before = read_results(run).results["t"].model_dump()
+    again = run_judge(run, server)
+    assert server.count() == 6 and again["judge"]["this_run"]["requests"] == 0
+    assert first["judge"]["judge_loaded"] and not again["judge"]["judge_loaded"]  # no model loaded at all
+    assert {k: before[k] for k in FIELDS} == {k: task_fields(run)[k] for k in FIELDS}
+    other = run_judge(run, server, model="judge-2")
+    assert server.count() == 12 and other["judge"]["this_run"]["requests"] == 6
+    assert {r.body["model"] for r in server.received[6:]} == {"judge-2"}
+
+
+def test_interrupted_judging_resumes(tmp_path, fake_openai):
+    """Failures (here HTTP 500s, retries off) are not stored; the next run asks only for those."""
+    run = make_run(tmp_path, {"t": [sample(i, f"{GOOD} {i}", f"plain {i}") for i in range(4)]})
+    failing = {"on": True}
+
+    def handler(body: dict[str, Any]) -> Reply | str:
+        if failing["on"] and " 3" in shown(body)["model_a"] + shown(body)["model_b"]:
+            return Reply.error(500)
+        return prefers_good(body)
+
+    server = fake_openai(handler)
+    run_judge(run, server)
+    assert task_fields(run)["judge_errors"] == 1 and task_fields(run)["judged"] == 3
+    failing["on"] = False
+    report = run_judge(run, server)
+    assert report["judge"]["this_run"]["requests"] == 2 and task_fields(run)["judged"] == 4
+
+
+def test_reparse_fixes_verdicts_without_new_calls(tmp_path, fake_openai, monkeypatch):
+    """A (simulated) buggy JSON-only parser fails on the Python-literal verdicts; after the fix,
+    `--reparse` re-reads the stored raw completions and makes no request."""
+    run = make_run(tmp_path, {"t": [sample(i, f"{GOOD} {i}", f"plain {i}") for i in range(3)]})
+    server = fake_openai(prefers_good)
+    fixed = judge_parse.PARSERS["rank_list"]
+
+    def json_only(text: str, labels: Any) -> Any:
+        try:
+            json.loads(text)
+        except ValueError:
+            raise judge_parse.VerdictParseError("not JSON") from None
+        return fixed(text, labels)
+
+    monkeypatch.setitem(judge_parse.PARSERS, "rank_list", json_only)
+    run_judge(run, server)
+    assert task_fields(run)["parse_failures"] == 3 and server.count() == 18  # 6 x (1 + 2 retries)
+    monkeypatch.setitem(judge_parse.PARSERS, "rank_list", fixed)
+    run_judge(run, server)  # stored verdicts are kept as they were without --reparse
+    assert task_fields(run)["parse_failures"] == 3
+    report = run_judge(run, server, reparse=True)
+    assert task_fields(run)["wins"] == 3 and server.count() == 18
+    assert report["judge"]["this_run"]["reparsed"] == 6  # the first attempts now parse; retries unused
+
+
+def test_judge_limit_is_a_seeded_nested_sample(tmp_path, fake_openai):
+    run = make_run(tmp_path, {"t": [sample(i, f"{GOOD} {i}", f"plain {i}") for i in range(8)]})
+    server = fake_openai(prefers_good)
+
+    def chosen(limit: int, seed: int = 0) -> set[str]:
+        run_judge(run, server, limit=limit, seed=seed)
+        lines = [json.loads(x) for x in (run / "judgments" / "t.jsonl").read_text().splitlines()]
+        return {x["id"] for x in lines if x["status"] == "judged"}
+
+    three = chosen(3)
+    assert len(three) == 3 and task_fields(run)["n_not_sampled"] == 5 and task_fields(run)["judged"] == 3
+    assert chosen(3) == three and three < chosen(5)
+    assert server.count() == 10  # the 5 of the second sample include the 3 already judged
+    assert read_results(run).config["judge"]["limit"] == 5
+
+
+def test_price_table_gives_cost(tmp_path, fake_openai):
+    run = make_run(tmp_path, {"t": [sample(0, f"{GOOD} 0", "plain")]})
+    table = tmp_path / "prices.yaml"
+    table.write_text("fake-model: {input: 2.0, output: 10.0}\n")
+    server = fake_openai(lambda body: Reply(text=prefers_good(body), usage=(1000, 100)))
+    report = run_judge(run, server, price_table=table)
+    expected = 2 * (1000 * 2.0 + 100 * 10.0) / 1e6
+    assert report["judge"]["cost_usd"] == pytest.approx(expected)
+    assert read_results(run).config["judge"]["usage"] == {"requests": 2, "prompt_tokens": 2000,
+                                                          "completion_tokens": 200}
+    again = run_judge(run, server, price_table=table)
+    assert again["judge"]["cost_usd"] == pytest.approx(expected)  # what the numbers cost, cached or not
+    assert again["judge"]["this_run"]["cost_usd"] == 0
+
+
+def test_cli_judges_a_run_written_by_evaluate(tmp_path, fake_openai, capsys):
+    run = tmp_path / "rolegpt"
+    assert main(["evaluate", "--model", "baseline:rolegpt", "--tasks", "rolebench_demo", "--output", str(run),
+                 "--no-progress"]) == 0
+    server = fake_openai(lambda body: ranking("model_b"))  # identical answers; a judge that picks b: ties
+    assert main(["judge", str(run), "--judge", "openai:fake-model", "--base-url", server.base_url,
+                 "--no-progress", "--judge-limit", "4"]) == 0
+    results = read_results(run)
+    for task in results.results.values():
+        assert task.judged == 4 and task.ties == 4 and task.win_rate == 0.5
+    assert results.groups["rolebench_demo"].judged == 8
+    # the baseline "model" answers exactly the baseline: both orders are one prompt, asked once
+    assert "judge openai:fake-model: 8 new requests" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--judge", "nope:x"], "unknown model scheme"),
+    (["--judge", "openai:fake-model", "--judge-limit", "0"], "--judge-limit must be at least 1"),
+    (["--judge", "openai:fake-model", "--judge-config", "missing"], "unknown judge 'missing'"),
+])
+def test_bad_input_is_one_line(tmp_path, capsys, args: list[str], message: str):
+    run = make_run(tmp_path, {"t": [sample(0, "a", "b")]})
+    assert main(["judge", str(run), *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and "\n" not in err
+
