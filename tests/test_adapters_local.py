@@ -1,0 +1,197 @@
+"""Local model backends on tiny models built in fixtures: hf, peft, lmeval, llamacpp (SmolLM2), vllm (spec only)."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+
+import pytest
+
+from model_adapters import GenerationConfig, Request, load_model
+from model_adapters.hf import HFAdapter
+from rolebench.errors import ConfigError, MissingDependency, ModelError, RoleBenchError
+from rolebench.prompt import role_messages
+
+QUESTIONS = [
+    ("孙悟空", "齐天大圣，神通广大。", "你最喜欢的诗是哪一首？", "zh"),
+    ("李白", "诗仙，爱喝酒。", "天生我材必有用，你怎么看？", "zh"),
+    ("Jack Sparrow", "A pirate captain.", "What is your favourite book?", "en"),
+    ("孙悟空", "齐天大圣。", "  你好  ", "zh"),
+    ("Jack Sparrow", "A pirate captain who loves the sea and rum.", "Hello world, how are you today?", "en"),
+]
+SHORT = GenerationConfig(max_new_tokens=10, batch_size=4)
+
+
+def make_requests() -> list[Request]:
+    return [Request(id=f"r{i}", messages=role_messages(role, desc, question, lang))
+            for i, (role, desc, question, lang) in enumerate(QUESTIONS)]
+
+
+def outputs(adapter, config: GenerationConfig = SHORT) -> dict[str, str]:
+    requests = make_requests()
+    got = {request.id: generation for request, generation in adapter.generate(requests, config)}
+    assert sorted(got) == sorted(r.id for r in requests)  # every request answered exactly once
+    return {rid: generation.text for rid, generation in got.items()}
+
+
+@pytest.fixture(scope="module")
+def tiny(tiny_model_dir) -> HFAdapter:
+    return load_model(f"hf:{tiny_model_dir}")
+
+
+@pytest.fixture(scope="module")
+def lora(tiny_model_dir, tiny_lora_dir):
+    return load_model(f"peft:{tiny_model_dir}+{tiny_lora_dir}")
+
+
+def test_hf_generates_with_usage_and_identity(tiny, tiny_model_dir):
+    requests = make_requests()
+    results = list(tiny.generate(requests, SHORT))
+    assert len(results) == len(requests)
+    for request, generation in results:
+        assert isinstance(generation.text, str) and generation.error is None
+        assert generation.usage.prompt_tokens == len(tiny.encode(request.messages)) > 0
+        assert 1 <= generation.usage.completion_tokens <= 10
+        assert generation.finish_reason in ("stop", "length")
+    # longest prompts first: the first batch holds the four longest
+    first_batch = {r.id for r, _ in results[:4]}
+    lengths = {r.id: len(tiny.encode(r.messages)) for r in requests}
+    assert min(lengths[i] for i in first_batch) >= max(v for k, v in lengths.items() if k not in first_batch)
+    info = tiny.info()
+    assert info["name"] == str(tiny_model_dir) and info["revision"] is None
+    assert info["dtype"] == "float32" and info["device"] == "cpu" and info["backend"] == "transformers"
+    assert info["system_role"] == "system" and info["prompt_format"] == "chat"
+    assert re.fullmatch(r"[0-9a-f]{64}", info["chat_template_sha256"])
+
+
+def test_prompt_is_the_chat_template_with_a_system_turn(tiny):
+    messages = role_messages("孙悟空", "齐天大圣。", "  你好  ", "zh")
+    text = tiny.render(messages)
+    assert text.startswith("<|im_start|>system\n你是孙悟空") and text.endswith("<|im_start|>user\n你好<|im_end|>\n"
+                                                                            "<|im_start|>assistant\n")
+
+
+def test_batching_does_not_change_greedy_outputs(tiny, lora):
+    for adapter in (tiny, lora):
+        one = outputs(adapter, GenerationConfig(max_new_tokens=10, batch_size=1))
+        assert outputs(adapter, GenerationConfig(max_new_tokens=10, batch_size=4)) == one
+        assert outputs(adapter, GenerationConfig(max_new_tokens=10, batch_size=3)) == one
+    assert len(set(outputs(lora).values())) > 1  # answers depend on the prompt, so a mix-up would show
+
+
+def test_max_new_tokens_and_seeded_sampling(tiny):
+    requests = make_requests()[:2]
+    for _, generation in tiny.generate(requests, GenerationConfig(max_new_tokens=3)):
+        assert generation.usage.completion_tokens <= 3
+    sampled = GenerationConfig(max_new_tokens=8, temperature=1.0, seed=7)
+    first = [g.text for _, g in tiny.generate(requests, sampled)]
+    assert [g.text for _, g in tiny.generate(requests, sampled)] == first
+
+
+def test_template_without_system_role_gets_it_merged(tiny_model_no_system_dir):
+    adapter = load_model(f"hf:{tiny_model_no_system_dir}")
+    assert adapter.info()["system_role"] == "merged"
+    assert adapter.tokenizer.pad_token == adapter.tokenizer.eos_token  # it had no pad token
+    messages = role_messages("孙悟空", "齐天大圣。", "你好", "zh")
+    text = adapter.render(messages)
+    assert "<|im_start|>system" not in text
+    assert text.startswith("<|im_start|>user\n" + messages[0]["content"] + "\n\n你好<|im_end|>")
+    assert all(isinstance(text, str) for text in outputs(adapter).values())
+
+
+def test_plain_prompt_when_chat_template_is_off(tiny_model_dir):
+    adapter = load_model(f"hf:{tiny_model_dir}", apply_chat_template="false")
+    messages = role_messages("Jack Sparrow", "A pirate.", " Hi! ", "en")
+    assert adapter.render(messages) == messages[0]["content"] + "\n\nHi!"
+    assert adapter.info()["prompt_format"] == "plain" and adapter.info()["chat_template_sha256"] is None
+    assert len(outputs(adapter)) == len(QUESTIONS)
+
+
+def test_lora_adapter_changes_outputs_merged_or_not(tiny, lora, tiny_model_dir, tiny_lora_dir):
+    base, adapted = outputs(tiny), outputs(lora)
+    assert adapted != base
+    merged = load_model(f"peft:{tiny_model_dir}+{tiny_lora_dir}", merge="true")
+    assert outputs(merged) == adapted
+    info = merged.info()
+    assert info["merged"] is True and info["backend"] == "transformers+peft"
+    assert info["adapter"] == str(tiny_lora_dir.resolve()) and info["name"] == str(tiny_model_dir)
+    assert re.fullmatch(r"[0-9a-f]{64}", info["adapter_sha256"]) and lora.info()["adapter_sha256"] == info["adapter_sha256"]
+    assert lora.spec == f"peft:{tiny_model_dir}+{tiny_lora_dir}"
+
+
+def test_lmeval_adapter_matches_hf_adapter(tiny, tiny_model_dir, tiny_model_no_system_dir):
+    pytest.importorskip("lm_eval")
+    wrapped = load_model(f"lmeval:hf,pretrained={tiny_model_dir},dtype=float32", device="cpu")
+    assert wrapped.render(make_requests()[0].messages) == tiny.render(make_requests()[0].messages)
+    assert outputs(wrapped) == outputs(tiny)
+    info = wrapped.info()
+    assert info["name"] == str(tiny_model_dir) and info["backend"] == "lm_eval:hf" and info["system_role"] == "system"
+    # lm-eval's HF backend drops a rejected system turn; the adapter merges it instead, like hf: does
+    no_system = load_model(f"lmeval:hf,pretrained={tiny_model_no_system_dir},dtype=float32", device="cpu")
+    reference = load_model(f"hf:{tiny_model_no_system_dir}")
+    assert no_system.info()["system_role"] == "merged"
+    messages = make_requests()[1].messages
+    assert no_system.render(messages) == reference.render(messages)
+    assert outputs(no_system) == outputs(reference)
+
+
+def test_llamacpp_smollm2_answers(smollm2_gguf):
+    pytest.importorskip("llama_cpp")
+    adapter = load_model("llamacpp:smollm2", n_ctx="1024")
+    try:
+        request = Request(id="q", messages=role_messages("Jack Sparrow", "A pirate captain.", "Who are you?", "en"))
+        [(got, generation)] = list(adapter.generate([request], GenerationConfig(max_new_tokens=12)))
+        assert got is request and generation.text and generation.text.strip()
+        assert 0 < generation.usage.completion_tokens <= 13 and generation.usage.prompt_tokens > 0
+        info = adapter.info()
+        assert info["system_role"] == "system" and info["revision"].startswith("sha256:")
+        assert info["file"] == str(smollm2_gguf) and info["backend"] == "llama.cpp"
+    finally:
+        adapter.close()
+
+
+def test_smollm2_short_spec_is_the_same_file(smollm2_gguf):
+    pytest.importorskip("llama_cpp")
+    adapter = load_model("smollm2:135m", n_ctx="256")
+    try:
+        assert adapter.path == smollm2_gguf and adapter.spec == "smollm2:135m"
+    finally:
+        adapter.close()
+
+
+@pytest.mark.parametrize("spec, options, error", [
+    ("hf:", {}, ConfigError),
+    ("hf:org/model@", {}, ConfigError),
+    ("hf:/no/such/model/dir", {}, ModelError),
+    ("peft:only-a-base", {}, ConfigError),
+    ("peft:+adapter", {}, ConfigError),
+    ("llamacpp:/no/such/file.gguf", {}, ConfigError),
+    ("smollm2:7b", {}, ConfigError),
+    ("lmeval:no_such_lm_eval_model", {}, ConfigError),
+    ("lmeval:pretrained=gpt2", {}, ConfigError),
+    ("vllm:org/model@", {}, ConfigError),
+    ("vllm:org/model", {"tensor_parallel_size": "two"}, ConfigError),
+    ("vllm:org/model", {"no_such_option": "1"}, ConfigError),
+])
+def test_bad_specs_give_one_line_errors(spec, options, error):
+    with pytest.raises(error) as caught:
+        load_model(spec, **options)
+    assert "\n" not in str(caught.value) and str(caught.value)
+
+
+def test_bad_options_name_the_option(tiny_model_dir):
+    with pytest.raises(ConfigError, match="did you mean dtype"):
+        load_model(f"hf:{tiny_model_dir}", dtyp="float32")
+    with pytest.raises(ConfigError, match="apply_chat_template"):
+        load_model(f"hf:{tiny_model_dir}", apply_chat_template="maybe")
+    with pytest.raises(ConfigError, match="unknown dtype"):
+        load_model(f"hf:{tiny_model_dir}", dtype="int3")
+    with pytest.raises(ConfigError, match="batch size"):
+        list(load_model(f"hf:{tiny_model_dir}").generate(make_requests(), GenerationConfig(batch_size=0)))
+
+
+@pytest.mark.skipif(importlib.util.find_spec("vllm") is not None, reason="vllm is installed here")
+def test_vllm_without_vllm_says_how_to_install():
+    with pytest.raises(MissingDependency, match=r"rolebench\[vllm\]") as caught:
+        load_model("vllm:Qwen/Qwen2.5-0.5B-Instruct@main", tensor_parallel_size="1", dtype="bfloat16")
+    assert isinstance(caught.value, RoleBenchError) and "\n" not in str(caught.value)
