@@ -94,7 +94,9 @@ class JudgeConfig(BaseModel):
                 {"role": "user", "content": render(template, part="user", **values)}]
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "file": self.path, "templates": dict(self.templates),
+        packaged = Path(self.path).parent.resolve() == JUDGES_DIR.resolve()
+        file = f"rolebench/judges/{Path(self.path).name}" if packaged else self.path
+        return {"name": self.name, "file": file, "templates": dict(self.templates),
                 "template_hash": self.template_hash(), "labels": list(self.labels), "parser": self.parser,
                 "protocol": self.protocol(), "generation": self.generation.model_dump(),
                 "retries": self.retries.model_dump()}
