@@ -10,29 +10,17 @@ judge or prompt never sees these verdicts, and an interrupted run resumes where 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 from model_adapters import ModelAdapter, load_model, parse_spec
 from model_adapters.base import Message
 
-from .store import RecordStore, content_key
+from .store import RecordStore, cache_dir, content_key
 
-CACHE_ENV = "ROLEBENCH_CACHE"
 JUDGMENTS_FILE = "judgments.sqlite"
 JUDGMENTS_TABLE = "judgments"
 _INFO_KEY = "judge-info"
-
-
-def cache_dir() -> Path:
-    """`$ROLEBENCH_CACHE`, else `platformdirs.user_cache_dir("rolebench")`."""
-    configured = os.environ.get(CACHE_ENV)
-    if configured:
-        return Path(configured).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("rolebench"))
 
 
 def open_judgment_store(directory: Path | None = None) -> RecordStore:

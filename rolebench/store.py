@@ -9,12 +9,26 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+CACHE_ENV = "ROLEBENCH_CACHE"
+
+
+def cache_dir() -> Path:
+    """The user cache dir for stores shared across runs (judgments, recipes): `$ROLEBENCH_CACHE`,
+    else `platformdirs.user_cache_dir("rolebench")`."""
+    configured = os.environ.get(CACHE_ENV)
+    if configured:
+        return Path(configured).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("rolebench"))
 
 
 def content_key(*parts: Any) -> str:
