@@ -263,19 +263,22 @@ def test_price_table_gives_cost(tmp_path, fake_openai):
     assert again["judge"]["this_run"]["cost_usd"] == 0
 
 
-def test_cli_judges_a_run_written_by_evaluate(tmp_path, fake_openai, capsys):
+def test_evaluate_judges_then_the_judge_command_rejudges_for_free(tmp_path, fake_openai, capsys):
     run = tmp_path / "rolegpt"
-    assert main(["evaluate", "--model", "baseline:rolegpt", "--tasks", "rolebench_demo", "--output", str(run),
-                 "--no-progress"]) == 0
     server = fake_openai(lambda body: ranking("model_b"))  # identical answers; a judge that picks b: ties
-    assert main(["judge", str(run), "--judge", "openai:fake-model", "--base-url", server.base_url,
-                 "--no-progress", "--judge-limit", "4"]) == 0
+    assert main(["evaluate", "--model", "baseline:rolegpt", "--tasks", "rolebench_demo", "--output", str(run),
+                 "--no-progress", "--judge", "openai:fake-model", "--judge-base-url", server.base_url,
+                 "--judge-limit", "4"]) == 0
     results = read_results(run)
     for task in results.results.values():
         assert task.judged == 4 and task.ties == 4 and task.win_rate == 0.5
     assert results.groups["rolebench_demo"].judged == 8
     # the baseline "model" answers exactly the baseline: both orders are one prompt, asked once
-    assert "judge openai:fake-model: 8 new requests" in capsys.readouterr().out
+    assert server.count() == 8 and results.config["judge"]["this_run"]["requests"] == 8
+    capsys.readouterr()
+    assert main(["judge", str(run), "--judge", "openai:fake-model", "--base-url", server.base_url,
+                 "--no-progress", "--judge-limit", "4"]) == 0
+    assert "judge openai:fake-model: 0 new requests" in capsys.readouterr().out and server.count() == 8
 
 
 @pytest.mark.parametrize(("args", "message"), [
