@@ -13,17 +13,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "prompt (anonymised, both orders), write DIR/judgments/*.jsonl and add the win rate to "
         "DIR/results.json. Judge completions are cached ($ROLEBENCH_CACHE or the user cache dir).")
     p.add_argument("run_dir", type=Path, help="a run folder written by `rolebench evaluate`")
-    p.add_argument("--judge", required=True,
+    p.add_argument("--judge", required=True, metavar="SPEC",
                    help="judge model spec: openai:MODEL[@URL], hf:ID, llamacpp:PATH, ...")
-    p.add_argument("--judge-limit", type=int, help="judge a seeded sample of N pairs per task")
-    p.add_argument("--concurrency", type=int, default=8,
+    p.add_argument("--judge-limit", type=int, metavar="N", help="judge a seeded sample of N pairs per task")
+    p.add_argument("--concurrency", type=int, default=8, metavar="C",
                    help="judge requests in flight (API judges; default 8)")
-    p.add_argument("--base-url", help="OpenAI-compatible server URL for an openai: judge")
-    p.add_argument("--price-table", type=Path,
+    p.add_argument("--base-url", metavar="URL", help="OpenAI-compatible server URL for an openai: judge")
+    p.add_argument("--price-table", type=Path, metavar="FILE",
                    help="YAML/JSON: MODEL: {input: $/1M tokens, output: $/1M tokens}")
     p.add_argument("--reparse", action="store_true",
                    help="re-apply the parser to stored judge completions (no new calls for parsable ones)")
-    p.add_argument("--judge-config", default="rolellm_rank", help="packaged judge name or judge YAML file")
+    p.add_argument("--judge-config", default="rolellm_rank", metavar="NAME|FILE",
+                   help="packaged judge name or judge YAML file")
     p.add_argument("--seed", type=int, default=0, help="seed of the --judge-limit sample")
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
     p.set_defaults(run=run)
