@@ -165,7 +165,10 @@ def judge_run(run_dir: Path, judge_spec: str, *, settings: JudgeSettings = Judge
         raise ConfigError("--judge-limit must be at least 1", where="--judge-limit")
     if settings.concurrency < 1:
         raise ConfigError("--concurrency must be at least 1", where="--concurrency")
-    parse_spec(judge_spec)
+    try:
+        parse_spec(judge_spec)
+    except ConfigError as exc:
+        raise ConfigError(exc.what, where="--judge", fix=exc.fix) from None
     results = read_results(run_dir)
     config = load_judge_config(settings.judge_config)
     prices = load_price_table(settings.price_table) if settings.price_table else None

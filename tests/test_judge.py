@@ -282,7 +282,7 @@ def test_evaluate_judges_then_the_judge_command_rejudges_for_free(tmp_path, fake
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--judge", "nope:x"], "unknown model scheme"),
+    (["--judge", "nope:x"], "unknown model scheme 'nope' in 'nope:x' (--judge)"),
     (["--judge", "openai:fake-model", "--judge-limit", "0"], "--judge-limit must be at least 1"),
     (["--judge", "openai:fake-model", "--judge-config", "missing"], "unknown judge 'missing'"),
 ])
