@@ -1,0 +1,105 @@
+"""`rolebench leaderboard build | publish`: tables and a web page from run folders; upload to the Hub."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from ..errors import ConfigError
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "leaderboard",
+        help="build leaderboard tables (Markdown, CSV, LaTeX, HTML) or publish them to the Hub",
+        description="Build leaderboard tables from results.json files, or publish a built folder to the Hub.",
+    )
+    sub = p.add_subparsers(dest="leaderboard_command", metavar="ACTION", required=True)
+
+    b = sub.add_parser(
+        "build",
+        help="collect results.json files into tables and a web page",
+        description="Collect results.json files (folders are searched recursively) into boards: one "
+        "table per (split, scoring protocol, dataset files, judge, task versions), beside the "
+        "paper's reported numbers. Writes leaderboard.md, .csv, .tex, .json and index.html.",
+    )
+    b.add_argument(
+        "results", nargs="+", type=Path, help="run folders, folders of runs, or results.json files"
+    )
+    b.add_argument("--out", type=Path, required=True, help="folder for the tables and the page")
+    b.add_argument("--title", default="RoleBench leaderboard", help="page and Markdown title")
+    b.add_argument("--no-reference", action="store_true", help="leave out the paper's reported rows")
+    b.set_defaults(run=run_build)
+
+    u = sub.add_parser(
+        "publish",
+        help="upload a built leaderboard folder to a Hub dataset repo",
+        description="Upload the tables and every results.json of a built folder to a Hub dataset "
+        "repo (one commit), and optionally write a model's eval results as model-card metadata.",
+    )
+    u.add_argument("folder", type=Path, help="a folder written by `rolebench leaderboard build`")
+    u.add_argument("--repo", help="Hub dataset repo ORG/NAME to upload to (created if missing)")
+    u.add_argument("--private", action="store_true", help="create the dataset repo as private")
+    u.add_argument("--message", help="commit message")
+    u.add_argument("--endpoint", help="Hub URL (default: $HF_ENDPOINT or https://huggingface.co)")
+    u.add_argument("--dry-run", action="store_true", help="list what would be uploaded; send nothing")
+    u.add_argument("--model", help="the model (name or spec) whose rows become model-card eval results")
+    u.add_argument(
+        "--model-card-repo", help="model repo ORG/NAME whose card gets the model-index eval results"
+    )
+    u.add_argument("--model-index-out", type=Path, help="write the model-index YAML block to this file")
+    u.set_defaults(run=run_publish)
+
+
+def run_build(args: argparse.Namespace) -> int:
+    from ..leaderboard_files import build
+
+    boards, written = build(args.results, args.out, title=args.title, reference=not args.no_reference)
+    ours = sum(1 for b in boards if not b.reference for _ in b.rows)
+    print(
+        f"{ours} rows in {sum(not b.reference for b in boards)} boards "
+        f"(+{sum(b.reference for b in boards)} paper boards); wrote:"
+    )
+    for path in written:
+        print(f"  {path}")
+    return 0
+
+
+def run_publish(args: argparse.Namespace) -> int:
+    from .. import hub_publish
+    from ..leaderboard import collect
+
+    if not (args.repo or args.model_card_repo or args.model_index_out):
+        raise ConfigError(
+            "nothing to publish",
+            where="leaderboard publish",
+            fix="give --repo, --model-card-repo and/or --model-index-out",
+        )
+    token = os.environ.get("HF_TOKEN") or None
+    if args.repo:
+        hub_publish.check_repo_id(args.repo, "--repo")
+        files = hub_publish.files_to_publish(args.folder)
+        if args.dry_run:
+            print(f"would upload {len(files)} files to datasets/{args.repo}:")
+            print("\n".join(f"  {f}" for f in files))
+        else:
+            url = hub_publish.publish_folder(
+                args.folder,
+                args.repo,
+                endpoint=args.endpoint,
+                token=token,
+                private=args.private or None,
+                message=args.message,
+            )
+            print(f"uploaded {len(files)} files: {url}")
+    if args.model_card_repo or args.model_index_out:
+        index = hub_publish.model_index(collect([args.folder], reference=False), args.model)
+        if args.model_index_out:
+            print(f"wrote {hub_publish.write_model_index(args.model_index_out, index)}")
+        if args.model_card_repo and not args.dry_run:
+            url = hub_publish.update_model_card(
+                args.model_card_repo, index, endpoint=args.endpoint, token=token
+            )
+            print(f"updated the model card of {args.model_card_repo}: {url}")
+    return 0

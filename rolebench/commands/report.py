@@ -1,0 +1,30 @@
+"""`rolebench report RUN_DIR`: a self-contained HTML page about one run."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..errors import ConfigError
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "report",
+        help="write an HTML report of one run",
+        description="Write a self-contained HTML page for a run folder: metrics, per-role "
+        "bar charts, the worst-scoring samples of each task, and the run's config.",
+    )
+    p.add_argument("run_dir", type=Path, help="a run folder written by `rolebench evaluate`")
+    p.add_argument("--out", type=Path, help="HTML file to write (default RUN_DIR/report.html)")
+    p.add_argument("--worst", type=int, default=10, help="how many worst-scoring samples to list per task")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..report import write_report
+
+    if args.worst < 0:
+        raise ConfigError("--worst must be 0 or more", where="--worst")
+    print(f"wrote {write_report(args.run_dir, args.out, args.worst)}")
+    return 0

@@ -1,0 +1,323 @@
+"""Leaderboard: boards from real run folders, the paper's rows, every output format, escaping, and the page
+in headless Chromium. Publishing is tested in test_hub_publish.py."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from rolebench.cli import main
+from rolebench.errors import DataError
+from rolebench.judge_score import judge_fields
+from rolebench.leaderboard import REPORTED, collect, reference_rows
+from rolebench.leaderboard_files import build
+from rolebench.leaderboard_tables import to_csv, to_latex, to_markdown
+from rolebench.results import GroupResult, TaskResult, read_results, write_results
+from rolebench.runner import EvalOptions, evaluate, rescore
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = REPO_ROOT / "test-artifacts"
+XSS = "<script>alert(1)</script>"
+EVIL_ROLE = "</script><script>alert(2)</script>"
+
+
+def variant(source: Path, target: Path, *, name: str, scale: float, spec: str | None = None) -> Path:
+    """A copy of a real run as another model: same shape, every metric multiplied by `scale`."""
+    shutil.copytree(source, target)
+    results = read_results(target)
+    results.config["model"] = {**results.config["model"], "name": name, "spec": spec or f"test:{name}"}
+    for entry in [*results.results.values(), *results.groups.values()]:
+        for metric in ("cus", "raw", "spe", "avg"):
+            if getattr(entry, metric, None) is not None:
+                setattr(entry, metric, getattr(entry, metric) * scale)
+        for values in getattr(entry, "per_role", {}).values():
+            values.update({k: v * scale for k, v in values.items() if k != "n" and v is not None})
+    write_results(target, results)
+    return target
+
+
+def add_judge(run_dir: Path, outcomes: list[str]) -> None:
+    """Judge fields as rolebench.judge writes them (by its own judge_fields) on every task and group."""
+    results = read_results(run_dir)
+    lines = [
+        {"status": "judged", "outcome": o, "consistent": True, "len_model": 10, "len_baseline": 12}
+        for o in outcomes
+    ]
+    fields = judge_fields(lines, results.config["bootstrap"])
+    for task, entry in results.results.items():
+        results.results[task] = TaskResult(**{**entry.model_dump(), **fields})
+    for group, entry in results.groups.items():
+        results.groups[group] = GroupResult(**{**entry.model_dump(), **fields})
+    results.config["judge"] = {
+        "spec": "openai:gpt-4o-mini",
+        "template_hash": "0123456789abcdef",
+        "protocol": "pairwise vs the RoleGPT baseline",
+        "limit": None,
+    }
+    write_results(run_dir, results)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory, rolebench_data) -> Path:
+    """Real runs of baseline:rolegpt (demo; Chinese with --limit), variants of the demo run as other models,
+    one re-scored under the opencompass protocol, one judged, one with a hostile model name."""
+    root = tmp_path_factory.mktemp("runs")
+    demo = root / "demo-rolegpt"
+    evaluate(EvalOptions(model="baseline:rolegpt", tasks=("rolebench_demo",), output=demo, progress=False))
+    evaluate(
+        EvalOptions(
+            model="baseline:rolegpt",
+            tasks=("rolebench_zh",),
+            output=root / "zh-limit",
+            data_dir=str(rolebench_data),
+            limit=20,
+            progress=False,
+        )
+    )
+    evaluate(
+        EvalOptions(
+            model="baseline:rolegpt",
+            tasks=("rolebench_demo_general",),
+            output=root / "nested" / "half",
+            progress=False,
+        )
+    )
+    variant(demo, root / "demo-weak", name="weak model", scale=0.5)
+    variant(demo, root / "demo-mid", name="mid model", scale=0.8)
+    variant(demo, root / "nested" / "xss", name=XSS, scale=0.3, spec="test:a_b & 100%")
+    results = read_results(root / "nested" / "xss")
+    results.results["rolebench_demo_general"].per_role[EVIL_ROLE] = {"n": 1, "cus": 0.25, "raw": None}
+    write_results(root / "nested" / "xss", results)
+    rescore(variant(demo, root / "demo-opencompass", name="oc model", scale=1.0), "opencompass")
+    add_judge(
+        variant(demo, root / "demo-judged", name="judged model", scale=0.9), ["win", "win", "tie", "loss"]
+    )
+    return root
+
+
+@pytest.fixture(scope="module")
+def boards(runs):
+    return collect([runs])
+
+
+def board_of(boards, model: str):
+    return next(b for b in boards if any(r.model == model for r in b.rows))
+
+
+def test_rows_come_from_the_runs_group_results(runs, boards):
+    board = board_of(boards, "weak model")
+    assert board.split == "rolebench_demo" and not board.reference
+    assert [r.model for r in board.rows][:3] == [
+        "RoleGPT (released baseline answers)",
+        "mid model",
+        "weak model",
+    ]
+    assert [r.rank for r in board.rows][:3] == [1, 2, 3]
+    top = board.rows[0]
+    group = read_results(runs / "demo-rolegpt").groups["rolebench_demo"].model_dump()
+    assert (top.cus, top.raw, top.spe, top.avg, top.n) == (
+        group["cus"],
+        group["raw"],
+        group["spe"],
+        group["avg"],
+        27,
+    )
+    assert top.n_full == 27 and top.n_not_covered == 1 and "not covered: 1 of 27" in top.flags()
+    assert top.protocol == "rolebench" and top.dataset.startswith("builtin-demo") and top.judge == ""
+    assert set(top.per_role) == set(
+        read_results(runs / "demo-rolegpt").results["rolebench_demo_general"].per_role
+    )
+    assert {"n", "cus", "raw", "spe"} <= set(next(iter(top.per_role.values())))
+
+
+def test_protocols_and_judges_get_separate_boards(boards):
+    plain, opencompass, judged = (board_of(boards, m) for m in ("weak model", "oc model", "judged model"))
+    assert len({plain.id, opencompass.id, judged.id}) == 3
+    assert opencompass.protocol == "opencompass" and [r.model for r in opencompass.rows] == ["oc model"]
+    assert opencompass.rows[0].rank == 1 and judged.rows[0].rank == 1  # ranked only among their own board
+    row = judged.rows[0]
+    assert row.judge == "openai:gpt-4o-mini" and row.win_rate == pytest.approx(0.625)
+    assert (row.wins, row.ties, row.losses) == (2, 1, 1) and len(row.win_rate_ci) == 2
+    assert "62.50 [" in to_markdown(boards) and "2/1/1" in to_markdown(boards)
+
+
+def test_partial_runs_are_flagged_and_unranked(boards):
+    demo = board_of(boards, "weak model")
+    zh = next(b for b in boards if b.split == "rolebench_zh" and not b.reference)
+    row = zh.rows[0]
+    assert row.partial and row.rank is None and row.limit == 20
+    assert (row.n, row.n_full) == (40, 1690)
+    assert "partial: 40 of 1,690 (--limit 20)" in row.flags()
+    half = next(r for r in demo.rows if r.run == "nested/half")
+    assert half.partial and half.rank is None and half.missing_tasks == ["rolebench_demo_specific"]
+    assert half.spe is None and half.cus is not None and half.avg == pytest.approx((half.cus + half.raw) / 2)
+    assert demo.rows[-1] is half  # unranked rows come after the ranked ones
+
+
+def test_paper_rows_as_printed_beside_matching_splits(boards):
+    rows = reference_rows()
+    assert len(rows) == 15 and all(
+        r.source == REPORTED and r.protocol == "paper (unpublished scorer)" for r in rows
+    )
+    llama = next(r for r in rows if r.split == "rolebench_eng_role" and r.model == "LLaMA")
+    assert (llama.cus, llama.raw, llama.spe, llama.avg) == (0.1316, 0.1232, 0.2551, 0.2238)
+    assert any("avg as printed in the paper" in n for n in llama.notes)
+    roleglm = next(r for r in rows if r.model == "RoleGLM")
+    assert roleglm.win_rate == pytest.approx(0.3637) and roleglm.judge == "GPT-4 (paper)"
+    paper = [b for b in boards if b.reference]
+    assert [b.split for b in paper] == ["rolebench_zh"]  # only splits that have rows of ours
+    assert all(r.source == REPORTED for b in paper for r in b.rows)
+    assert all(r.source != REPORTED for b in boards if not b.reference for r in b.rows)
+
+
+def test_hostile_names_print_as_text_everywhere(boards):
+    markdown, latex = to_markdown(boards), to_latex(boards)
+    assert XSS not in markdown and "&lt;script&gt;alert(1)&lt;/script&gt;" in markdown
+    assert (
+        XSS not in latex
+        and r"\textless{}script\textgreater{}alert(1)\textless{}/script\textgreater{}" in latex
+    )
+    from rolebench.leaderboard_html import to_html
+
+    page = to_html(boards)
+    assert XSS not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "test:a_b &amp; 100%" in page
+    assert page.count("</script>") == 2  # the JSON block and the page script: nothing embedded closes a tag
+    data = re.search(r'<script type="application/json" id="roles-data">(.*?)</script>', page, re.S).group(1)
+    assert any(EVIL_ROLE in entry["roles"] for entry in json.loads(data)["rows"].values())
+
+
+def test_csv_has_every_row_and_defuses_formulas(runs, tmp_path):
+    shutil.copytree(runs / "demo-rolegpt", tmp_path / "run")
+    results = read_results(tmp_path / "run")
+    results.config["model"]["name"] = '=HYPERLINK("http://x")'
+    write_results(tmp_path / "run", results)
+    boards = collect([tmp_path])
+    rows = list(csv.DictReader(io.StringIO(to_csv(boards))))
+    assert rows[0]["model"] == '\'=HYPERLINK("http://x")' and rows[0]["source"] == "ours"
+    assert len(rows) == 1  # no paper board for the demo split
+    assert float(rows[0]["avg"]) == pytest.approx(results.groups["rolebench_demo"].avg)
+
+
+def test_latex_is_booktabs_with_best_in_bold(boards):
+    latex = to_latex(boards)
+    assert latex.count(r"\toprule") == latex.count(r"\bottomrule") == len(boards) and r"\hline" not in latex
+    demo = board_of(boards, "weak model")
+    best_avg = f"{demo.rows[0].avg:.4f}"
+    assert rf"\textbf{{{best_avg}}}" in latex
+    assert r"\textbf{0.4570}" in latex  # RoleGLM's avg, best of the paper's Chinese board
+
+
+def test_build_command_writes_every_format(runs, tmp_path, capsys):
+    assert main(["leaderboard", "build", str(runs), "--out", str(tmp_path)]) == 0
+    names = {p.name for p in tmp_path.iterdir()}
+    assert names == {"leaderboard.md", "leaderboard.csv", "leaderboard.tex", "index.html", "leaderboard.json"}
+    document = json.loads((tmp_path / "leaderboard.json").read_text(encoding="utf-8"))
+    assert {b["split"] for b in document["boards"]} == {"rolebench_demo", "rolebench_zh"}
+    assert "## Packaged demo (not RoleBench)" in (tmp_path / "leaderboard.md").read_text(encoding="utf-8")
+    first = (tmp_path / "index.html").read_bytes()
+    build([runs], tmp_path)
+    assert (tmp_path / "index.html").read_bytes() == first  # rebuilding changes no byte
+    assert "boards" in capsys.readouterr().out
+
+
+def test_page_loads_nothing_from_elsewhere(boards):
+    from rolebench.leaderboard_html import to_html
+
+    page = to_html(boards)
+    assert not re.search(r"""(?:src|href|action)\s*=\s*["']?\s*(?:https?:)?//""", page, re.I)
+    assert "@import" not in page and "url(" not in page
+    assert "default-src 'none'" in page
+
+
+def test_build_errors_are_one_line(tmp_path, capsys):
+    assert main(["leaderboard", "build", str(tmp_path), "--out", str(tmp_path / "out")]) == 2
+    assert "no results.json found" in capsys.readouterr().err
+    (tmp_path / "results.json").write_text('{"created": "x"}', encoding="utf-8")
+    with pytest.raises(DataError, match="not a rolebench results file"):
+        collect([tmp_path])
+
+
+# ---- the page in a real browser --------------------------------------------------------------------
+
+
+def chrome_driver():
+    """Headless Chromium through the system chromedriver (nothing downloaded); skip when absent."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver_path = shutil.which("chromedriver")
+    if not chromium or not driver_path:
+        pytest.skip(
+            "needs Debian packages chromium and chromium-driver (apt-get install chromium chromium-driver)"
+        )
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for arg in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--window-size=1400,1100",
+        f"--user-data-dir={tempfile.mkdtemp(prefix='rolebench-chrome-')}",
+    ):
+        options.add_argument(arg)
+    return webdriver.Chrome(service=Service(driver_path), options=options)
+
+
+def visible_models(driver, board_id: str | None = None) -> list[str]:
+    scope = f'table[data-board="{board_id}"] ' if board_id else ""
+    cells = driver.find_elements("css selector", f"{scope}tr.row td:nth-child(2) .model")
+    return [c.text for c in cells if c.is_displayed()]
+
+
+def test_page_sorts_filters_and_drills_down_in_chromium(runs, tmp_path):
+    _, written = build([runs], tmp_path)
+    driver = chrome_driver()
+    try:
+        driver.get((tmp_path / "index.html").as_uri())
+        board = board_of(collect([runs]), "weak model")
+        headers = driver.find_elements("css selector", f'table[data-board="{board.id}"] th')
+        highest_first = [r.model for r in sorted(board.rows, key=lambda r: -r.avg)]
+        assert visible_models(driver, board.id) == [r.model for r in board.rows]  # by rank, unranked last
+        avg = next(h for h in headers if h.text == "avg")
+        avg.click()  # numbers sort highest first on the first click
+        assert visible_models(driver, board.id) == highest_first
+        assert avg.get_attribute("aria-sort") == "descending"
+        avg.click()
+        assert visible_models(driver, board.id) == highest_first[::-1]
+        assert XSS in visible_models(driver)  # shown as text, never run
+        driver.find_element("css selector", "#split-filter option[value='rolebench_zh']").click()
+        assert set(visible_models(driver)) == {
+            "RoleGPT (released baseline answers)",
+            "RoleGLM",
+            "RoleGPT",
+            "ChatGLM2",
+            "ChatGLM2-script",
+        }
+        assert len(visible_models(driver)) == 5
+        driver.find_element("css selector", "#split-filter option[value='rolebench_demo']").click()
+        xss_row = next(r for r in driver.find_elements("css selector", "tr.row") if XSS in r.text)
+        xss_row.find_element("css selector", "button.roles").click()
+        detail = xss_row.find_element("xpath", "following-sibling::tr[1]")
+        assert "detail" in detail.get_attribute("class") and EVIL_ROLE in detail.text
+        assert driver.execute_script("return document.querySelectorAll('script').length") == 2
+        injected = "var s = document.createElement('script'); s.textContent = 'window.pwned = 1';"
+        injected += " document.body.appendChild(s); return window.pwned;"
+        assert driver.execute_script(injected) is None  # the page's CSP runs no script but its own
+        ARTIFACTS.mkdir(exist_ok=True)
+        driver.save_screenshot(str(ARTIFACTS / "leaderboard.png"))
+    finally:
+        driver.quit()

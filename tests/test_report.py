@@ -1,0 +1,112 @@
+"""`rolebench report`: one self-contained page per run: per-role charts, worst samples, config, escaping."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from rolebench.cli import main
+from rolebench.report import report_context, write_report
+from rolebench.results import read_results, read_samples, write_results, write_samples
+from rolebench.runner import EvalOptions, evaluate
+
+XSS = "<script>alert(1)</script>"
+EVIL_OUTPUT = "<img src=x onerror=alert(2)>"
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory) -> Path:
+    run_dir = tmp_path_factory.mktemp("report") / "demo"
+    evaluate(EvalOptions(model="baseline:rolegpt", tasks=("rolebench_demo",), output=run_dir, progress=False))
+    return run_dir
+
+
+def charts(page: str) -> list[str]:
+    return [
+        base64.b64decode(m).decode("utf-8")
+        for m in re.findall(r'src="data:image/svg\+xml;base64,([^"]+)"', page)
+    ]
+
+
+def test_report_has_charts_worst_samples_and_config(demo_run, tmp_path):
+    out = write_report(demo_run, tmp_path / "report.html", worst=3)
+    page = out.read_text(encoding="utf-8")
+    svgs = charts(page)
+    assert len(svgs) == 2 and all(svg.lstrip().startswith("<?xml") and "<svg" in svg for svg in svgs)
+    roles = set(read_results(demo_run).results["rolebench_demo_general"].per_role)
+    assert all(role in svgs[0] for role in roles)  # role names stay text in the SVG
+    context = report_context(demo_run, worst=3)
+    general = next(t for t in context["tasks"] if t["name"] == "rolebench_demo_general")
+    scored = sorted(
+        (r["scores"]["cus"], r["index"], r["id"])
+        for r in read_samples(demo_run, "rolebench_demo_general")
+        if r["scores"]["cus"] is not None
+    )
+    assert [row["id"] for row in general["worst"]["rows"]] == [i for _, _, i in scored[:3]]
+    assert general["worst"]["unscored"] == 1 and general["primary"] == "CUS"
+    assert "1 samples have no CUS score" in page
+    assert "&#34;bootstrap&#34;: {" in page and "&#34;protocol&#34;: &#34;rolebench&#34;" in page
+
+
+def test_report_is_self_contained(demo_run, tmp_path):
+    page = write_report(demo_run, tmp_path / "r.html").read_text(encoding="utf-8")
+    assert not re.search(r"""(?:src|href|action)\s*=\s*["']?\s*(?:https?:)?//""", page, re.I)
+    assert "<script" not in page and "url(" not in page and "default-src 'none'" in page
+
+
+def test_report_escapes_names_and_answers(demo_run, tmp_path):
+    run_dir = tmp_path / "run"
+    shutil.copytree(demo_run, run_dir)
+    results = read_results(run_dir)
+    results.config["model"]["name"] = XSS
+    write_results(run_dir, results)
+    records = read_samples(run_dir, "rolebench_demo_specific")
+    records[0]["output"], records[0]["scores"]["spe"] = EVIL_OUTPUT, 0.0
+    write_samples(run_dir, "rolebench_demo_specific", records)
+    page = write_report(run_dir).read_text(encoding="utf-8")
+    assert XSS not in page and EVIL_OUTPUT not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "&lt;img src=x onerror=alert(2)&gt;" in page
+    assert (run_dir / "report.html").is_file()  # default place: inside the run folder
+
+
+def test_report_without_samples_files(demo_run, tmp_path):
+    run_dir = tmp_path / "run"
+    shutil.copytree(demo_run, run_dir, ignore=shutil.ignore_patterns("samples"))
+    page = write_report(run_dir).read_text(encoding="utf-8")
+    assert "No samples file for this task" in page and len(charts(page)) == 2
+
+
+def test_report_of_a_chinese_run_keeps_role_names(rolebench_data, tmp_path):
+    evaluate(
+        EvalOptions(
+            model="baseline:rolegpt",
+            tasks=("rolebench_zh_specific",),
+            output=tmp_path,
+            data_dir=str(rolebench_data),
+            limit=12,
+            progress=False,
+        )
+    )
+    page = write_report(tmp_path).read_text(encoding="utf-8")
+    roles = read_results(tmp_path).results["rolebench_zh_specific"].per_role
+    assert roles and all(role in charts(page)[0] for role in roles)
+    assert "partial run: --limit 12" in page
+
+
+def test_report_command(demo_run, tmp_path, capsys):
+    assert main(["report", str(demo_run), "--out", str(tmp_path / "page.html"), "--worst", "2"]) == 0
+    assert "page.html" in capsys.readouterr().out and (tmp_path / "page.html").is_file()
+    assert main(["report", str(tmp_path / "missing")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no results file" in err
+    assert main(["report", str(demo_run), "--worst", "-1"]) == 2
+
+
+def test_report_config_is_the_run_config(demo_run):
+    shown = json.loads(report_context(demo_run)["config"])
+    assert shown == read_results(demo_run).config
