@@ -1,0 +1,256 @@
+"""ROUGE-L protocols: bit-for-bit equality with rouge_score / rouge_chinese on real RoleBench pairs,
+Chinese tokenization, best-of-references, OpenCompass reproduction, errors."""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+
+from rolebench import scoring
+from rolebench.errors import ConfigError, DataError
+from rolebench.scoring import (
+    PROTOCOLS,
+    general_postprocess,
+    get_protocol,
+    lcs_length,
+    opencompass_order,
+    rouge_l_f,
+    tokenize_en,
+    tokenize_rouge_score,
+    tokenize_zh,
+)
+
+EN_CUS = "rolebench-eng/role-generalization/general/test.jsonl"
+ZH_CUS = "rolebench-zh/general/test.jsonl"
+CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+def _rows(data: Path, relpath: str) -> list[list[str]]:
+    with open(data / relpath, encoding="utf-8") as handle:
+        return [json.loads(line)["generated"] for line in handle]
+
+
+def _multi(data: Path, relpath: str, n: int) -> list[tuple[str, list[str]]]:
+    """(last candidate, other candidates) of the first n rows with at least two candidates."""
+    return [(g[-1], g[:-1]) for g in _rows(data, relpath) if len(g) > 1][:n]
+
+
+@pytest.fixture(scope="module")
+def rouge_l():
+    rouge_scorer = pytest.importorskip("rouge_score.rouge_scorer")
+    return rouge_scorer.RougeScorer(["rougeL"], use_stemmer=False)
+
+
+class _Tokenizer:
+    def __init__(self, fn):
+        self.tokenize = fn
+
+
+# ---- tokenizers -------------------------------------------------------------------------------
+
+
+def test_en_tokenizer_is_rouge_scores_plus_cjk_characters(rolebench_data):
+    rs_tokenize = pytest.importorskip("rouge_score.tokenize").tokenize
+    texts = [t for g in _rows(rolebench_data, EN_CUS) for t in g]
+    texts = texts[:5000] + [t for t in texts[5000:] if CJK.search(t)]
+    with_cjk = 0
+    for text in texts:
+        theirs = rs_tokenize(text, None)
+        assert tokenize_rouge_score(text) == theirs
+        ours = tokenize_en(text)
+        if CJK.search(text):
+            with_cjk += 1
+            assert [t for t in ours if not CJK.match(t)] == theirs and len(ours) > len(theirs)
+        else:
+            assert ours == theirs
+    assert with_cjk >= 1  # the English file has answers with Chinese characters in them
+
+
+def test_cjk_char_tokenizer_keeps_every_cjk_character_and_drops_punctuation():
+    expected = ["俺", "老", "孙", "2022", "年", "5", "月", "1", "日", "ok"]
+    assert tokenize_zh("俺老孙，2022年5月1日！OK?") == expected
+    assert tokenize_en("I am 孙悟空 (Sun Wukong).") == ["i", "am", "孙", "悟", "空", "sun", "wukong"]
+    assert tokenize_zh("ひらがな カタカナ 한국어 𠀀") == list("ひらがなカタカナ한국어𠀀")
+    assert tokenize_zh("，。！？「」…—") == []
+
+
+# ---- rolebench protocol: equal to rouge_score --------------------------------------------------
+
+
+def test_rouge_l_equals_rouge_score_bit_for_bit_on_500_english_pairs(rolebench_data, rouge_l):
+    rows = _rows(rolebench_data, EN_CUS)
+    pairs = [(g[0], g[1]) for g in rows if len(g) > 1 and not CJK.search(g[0] + g[1])]
+    protocol = get_protocol("rolebench")
+    for prediction, reference in pairs[:500]:
+        expected = rouge_l.score(reference, prediction)["rougeL"].fmeasure
+        assert rouge_l_f(tokenize_en(prediction), tokenize_en(reference)) == expected
+        assert protocol.score(prediction, [reference], "en") == expected
+
+
+def test_rolebench_protocol_is_the_best_reference_like_score_multi(rolebench_data, rouge_l):
+    samples = _multi(rolebench_data, EN_CUS, 200)
+    predictions, references = [p for p, _ in samples], [r for _, r in samples]
+    got = get_protocol("rolebench").score_batch(predictions, references, "en")
+    expected = [rouge_l.score_multi(refs, pred)["rougeL"].fmeasure for pred, refs in samples]
+    assert got == expected
+    assert sum(len(refs) > 1 for refs in references) > 150  # really multi-reference
+
+
+def test_chinese_char_scores_equal_rouge_score_given_the_same_tokens(rolebench_data):
+    rouge_scorer = pytest.importorskip("rouge_score.rouge_scorer")
+    scorer = rouge_scorer.RougeScorer(["rougeL"], tokenizer=_Tokenizer(tokenize_zh))
+    samples = _multi(rolebench_data, ZH_CUS, 300)
+    got = get_protocol("rolebench").score_batch([p for p, _ in samples], [r for _, r in samples], "zh")
+    assert got == [scorer.score_multi(refs, pred)["rougeL"].fmeasure for pred, refs in samples]
+
+
+def test_chinese_is_not_scored_zero_the_rouge_score_default_tokenizer_bug(rolebench_data, rouge_l):
+    text = "俺老孙乃齐天大圣，一个筋斗十万八千里。"
+    assert rouge_l.score(text, text)["rougeL"].fmeasure == 0.0  # rouge_score deletes every CJK character
+    assert get_protocol("rolebench").score(text, [text], "zh") == 1.0
+    assert get_protocol("rolebench").score(text, [text], "en") == 1.0  # a Chinese answer on an English split
+    pairs = [(g[0], g[1]) for g in _rows(rolebench_data, ZH_CUS) if len(g) > 1][:300]
+    overlapping = [(a, b) for a, b in pairs if set(CJK.findall(a)) & set(CJK.findall(b))]
+    no_latin = [(a, b) for a, b in overlapping if not re.search(r"[A-Za-z0-9]", a + b)]
+    assert len(overlapping) == len(pairs) and len(no_latin) > 100
+    assert all(rouge_l.score(b, a)["rougeL"].fmeasure == 0.0 for a, b in no_latin)
+    assert all(get_protocol("rolebench").score(a, [b], "zh") > 0.0 for a, b in overlapping)
+
+
+def test_best_of_references_and_first_only():
+    prediction = "the quick brown fox jumps over the lazy dog"
+    poor, good = "a slow red fox", "the quick brown fox jumped over a dog"
+    rolebench, opencompass = get_protocol("rolebench"), get_protocol("opencompass")
+    best = rolebench.score(prediction, [good], "en")
+    assert 0.0 < rolebench.score(prediction, [poor], "en") < best < 1.0
+    assert rolebench.score(prediction, [poor, good], "en") == best
+    assert rolebench.score(prediction, [good, poor], "en") == best
+    first_only = opencompass.score(prediction, [poor, good], "en")
+    assert first_only == opencompass.score(prediction, [poor], "en") < best
+
+
+def test_rouge_l_f_values_and_edge_cases(monkeypatch):
+    assert rouge_l_f("a b c d".split(), "a c d e".split()) == 0.75  # LCS 3 of 4 and 4
+    assert rouge_l_f(["x"], ["y"]) == 0.0
+    assert rouge_l_f([], ["y"]) == rouge_l_f(["y"], []) == 0.0
+    assert get_protocol("rolebench").score("", ["reference"], "en") == 0.0
+    assert get_protocol("rolebench").score("!!!", ["!!!"], "en") == 0.0  # no tokens at all
+    long_pred = [f"t{i}" for i in range(70_000)]  # more tokens than the precomputed code points
+    long_ref = long_pred[60_000:61_000] + ["zz"] + long_pred[10:20]
+    assert lcs_length(long_pred, long_ref) == 1000
+    monkeypatch.setattr(scoring, "_MAX_CODE_POINT", 100)  # take the integer-sequence path
+    assert lcs_length(long_pred, long_ref) == 1000
+    assert lcs_length("a b c d".split(), "a c d e".split()) == 3
+
+
+# ---- opencompass protocol ---------------------------------------------------------------------
+
+
+def test_opencompass_english_equals_rouge_score_on_the_first_reference(rolebench_data, rouge_l):
+    samples = _multi(rolebench_data, EN_CUS, 300)
+    got = get_protocol("opencompass").score_batch([p for p, _ in samples], [r for _, r in samples], "en")
+    assert got == [rouge_l.score(refs[0], pred)["rougeL"].fmeasure for pred, refs in samples]
+    assert get_protocol("opencompass").score("孙悟空", ["孙悟空"], "en") == 0.0  # what OpenCompass does
+
+
+def _oc_general_postprocess(text: str) -> str:
+    """OpenCompass's general_postprocess as published (opencompass/utils/text_postprocessors.py)."""
+    truncated = re.split(r"[\n.,]", text, maxsplit=1)[0]
+    no_punctuation = re.sub(r"[^\w\s]", "", truncated)
+    no_articles = re.sub(r"\b(a|an|the)\b", "", no_punctuation, flags=re.IGNORECASE)
+    return re.sub(r"\s+", " ", no_articles).strip()
+
+
+def test_general_postprocess():
+    assert general_postprocess("The cat sat, then left.") == "cat sat"
+    assert general_postprocess("俺老孙！乃齐天大圣。\n第二行") == "俺老孙乃齐天大圣"
+    assert general_postprocess("  An apple   a day  ") == "apple day"
+    assert general_postprocess("...") == general_postprocess("") == ""
+
+
+def test_opencompass_chinese_equals_jieba_and_rouge_chinese(rolebench_data):
+    jieba = pytest.importorskip("jieba")
+    rouge = pytest.importorskip("rouge_chinese").Rouge()
+    samples = _multi(rolebench_data, ZH_CUS, 100)
+    samples += [("", ["你好"]), ("！！！", ["。"]), ("The cat, a dog", ["the cat"]),
+                ("第一行\n第二行", ["第一行"]), ("3.14是圆周率", ["3"]),
+                ("孙悟空 齐天大圣", ["齐天大圣 孙悟空"])]
+    preds = [" ".join(jieba.cut(_oc_general_postprocess(p))) or "__PREDPLACEHOLDER__" for p, _ in samples]
+    refs = [" ".join(jieba.cut(_oc_general_postprocess(r[0]))) or "__REFRPLACEHOLDER__" for _, r in samples]
+    expected = [s["rouge-l"]["f"] for s in rouge.get_scores(preds, refs)]
+    protocol = get_protocol("opencompass")
+    got = protocol.score_batch([p for p, _ in samples], [r for _, r in samples], "zh")
+    assert got == expected
+    assert protocol.aggregate(got, "zh") == rouge.get_scores(preds, refs, avg=True)["rouge-l"]["f"]
+    assert 0.99 < protocol.score("齐天大圣孙悟空", ["齐天大圣孙悟空"], "zh") < 1.0  # rouge_chinese's 1e-8
+
+
+def test_opencompass_english_aggregate_is_rouge_scores_bootstrap_mid(rolebench_data):
+    np = pytest.importorskip("numpy")
+    rouge_score = pytest.importorskip("rouge_score")
+    from rouge_score import rouge_scorer
+    from rouge_score import scoring as rs_scoring
+
+    samples = _multi(rolebench_data, EN_CUS, 120)
+    # What HF evaluate's "rouge" does inside OpenCompass's RougeEvaluator after np.random.seed(0).
+    scorer = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL", "rougeLsum"], use_stemmer=False)
+    aggregator = rs_scoring.BootstrapAggregator()
+    for pred, refs in samples:
+        aggregator.add_scores(scorer.score(refs[0], pred))
+    state = np.random.get_state()
+    try:
+        np.random.seed(0)
+        expected = aggregator.aggregate()["rougeL"].mid.fmeasure
+    finally:
+        np.random.set_state(state)
+    protocol = get_protocol("opencompass")
+    values = protocol.score_batch([p for p, _ in samples], [r for _, r in samples], "en")
+    assert protocol.aggregate(values, "en") == expected != sum(values) / len(values)
+    assert rouge_score is not None and protocol.aggregate([], "en") is None
+
+
+def test_opencompass_order_is_datasets_shuffle_seed_42():
+    datasets = pytest.importorskip("datasets")
+    shuffled = datasets.Dataset.from_list([{"i": i} for i in range(1690)]).shuffle(seed=42)
+    assert opencompass_order(1690) == shuffled["i"]
+
+
+# ---- registry, description, errors ------------------------------------------------------------
+
+
+def test_every_protocol_resolves_and_describes_itself():
+    for name in PROTOCOLS:
+        described = get_protocol(name).describe()
+        assert described["protocol"] == name and get_protocol(name).name == name
+        assert set(described["tokenizers"]) == {"en", "zh"}
+        assert described["libraries"]["rapidfuzz"] == version("rapidfuzz")
+    rolebench, opencompass = get_protocol("rolebench").describe(), get_protocol("opencompass").describe()
+    assert rolebench["references"] == "best" and rolebench["tokenizers"]["zh"] == "cjk-char-v1"
+    assert opencompass["references"] == "first" and opencompass["libraries"]["jieba"] == version("jieba")
+    assert opencompass["reproduces"] == {"rouge_score": "0.1.2", "rouge_chinese": "1.0.3"}
+    json.dumps([rolebench, opencompass])
+
+
+def test_unknown_protocol_suggests_the_closest_name():
+    with pytest.raises(ConfigError, match="did you mean 'opencompass'.*rolebench, opencompass"):
+        get_protocol("opencompas")
+    with pytest.raises(ConfigError, match="unknown scoring protocol 'bleu'"):
+        get_protocol("bleu")
+
+
+def test_bad_language_empty_references_and_mismatched_batch_are_errors():
+    protocol = get_protocol("rolebench")
+    with pytest.raises(ConfigError, match="unknown scoring language 'fr'"):
+        protocol.score("bonjour", ["bonjour"], "fr")
+    with pytest.raises(DataError, match="no reference answer"):
+        protocol.score("hello", [], "en")
+    with pytest.raises(TypeError, match="not one string"):
+        protocol.score("hello", "hello", "en")
+    with pytest.raises(ValueError, match="2 predictions but 1 reference lists"):
+        protocol.score_batch(["a", "b"], [["a"]], "en")
+    assert protocol.score_batch(["a b", "c"], [["a"], ["c", "d"]], "en") == [
+        protocol.score("a b", ["a"], "en"), protocol.score("c", ["c", "d"], "en")]
