@@ -79,14 +79,14 @@ class DataSource:
             return Path(
                 hf_hub_download(self.location, relpath, repo_type="dataset", revision=self.revision)
             )
-        except EntryNotFoundError:
-            return None
-        except LocalEntryNotFoundError as exc:
+        except LocalEntryNotFoundError as exc:  # a subclass of EntryNotFoundError in huggingface_hub>=1
             raise DataError(
                 f"cannot download {relpath} from the Hub and it is not in the local cache",
                 where=self.describe_location(),
                 fix=f"check the network, or point --data-dir / {DATA_DIR_ENV} at a local copy",
             ) from exc
+        except EntryNotFoundError:
+            return None
 
     def _how_to_get(self, relpath: str) -> str:
         if self.kind == "local":
@@ -103,9 +103,17 @@ def resolve_source(
     repo: str | None = None,
     revision: str | None = None,
 ) -> DataSource:
-    """Pick the data source: `data_dir`, else $ROLEBENCH_DATA, else the Hub repo at a pinned revision."""
+    """Pick the data source: `data_dir`, else $ROLEBENCH_DATA, else the Hub repo at a pinned revision.
+
+    A packaged build (`hf://ORG/NAME@VERSION`, or a folder made by `rolebench data build`) is read
+    through `rolebench.packaged_source.PackagedSource`, in the same upstream layout.
+    """
     chosen = data_dir if data_dir is not None else os.environ.get(DATA_DIR_ENV) or None
     if chosen is not None and repo is None:
+        from .packaged_source import is_packaged_location, open_packaged
+
+        if is_packaged_location(str(chosen)):
+            return open_packaged(str(chosen), revision=revision)
         root = Path(chosen).expanduser()
         if not root.is_dir():
             raise DataError(

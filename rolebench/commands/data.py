@@ -1,0 +1,213 @@
+"""`rolebench data download | verify | build | push | info`: RoleBench as a versioned Hugging Face dataset."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..errors import ConfigError
+
+_DESCRIPTION = """\
+download  fetch the upstream files rolebench uses at a pinned revision, with a checksum manifest
+verify    check a local copy (upstream or build) against a checksum manifest
+build     turn the upstream layout into Parquet configs + dataset card + checksums (v1.0; --clean: v1.1)
+push      upload a build to a Hub dataset repo and tag the commit with its version
+info      roles, splits, row counts and missing files of a data source"""
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    from ..source import UPSTREAM_REPO, UPSTREAM_REVISION
+
+    p = subparsers.add_parser(
+        "data",
+        help="download, verify, build, push and inspect the RoleBench dataset",
+        description=_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.set_defaults(run=run)
+    sub = p.add_subparsers(dest="data_command", metavar="ACTION", required=True)
+
+    d = sub.add_parser("download", help="download the upstream files at a pinned revision (resumable)")
+    d.add_argument("--repo", default=UPSTREAM_REPO, help=f"dataset repo (default {UPSTREAM_REPO})")
+    d.add_argument(
+        "--revision", default=UPSTREAM_REVISION, help=f"branch, tag or commit (default {UPSTREAM_REVISION})"
+    )
+    d.add_argument(
+        "--to", type=Path, default=Path("rolebench-data"), help="target folder (default ./rolebench-data)"
+    )
+
+    v = sub.add_parser("verify", help="check a local copy against a checksum manifest")
+    v.add_argument("dir", type=Path, metavar="DIR")
+    v.add_argument(
+        "--manifest",
+        type=Path,
+        help="manifest JSON (default: DIR/checksums.json, else rolebench's "
+        f"manifest of {UPSTREAM_REPO}@{UPSTREAM_REVISION})",
+    )
+    v.add_argument("--partial", action="store_true", help="a missing file is reported, not a failure")
+
+    b = sub.add_parser("build", help="build the Parquet dataset with its card and checksums")
+    b.add_argument("source", metavar="SOURCE", help="a local folder in the Hub layout, or hub[:REV]")
+    b.add_argument("--out", type=Path, required=True, help="output folder (new, empty, or a previous build)")
+    b.add_argument(
+        "--clean", action="store_true", help="build v1.1: merge duplicate rows, de-duplicate `type`"
+    )
+    b.add_argument("--max-shard-mb", type=float, default=256.0, help="Parquet shard size bound (default 256)")
+    b.add_argument("--no-progress", action="store_true", help="hide progress bars")
+
+    u = sub.add_parser("push", help="upload a build and tag its version")
+    u.add_argument("dir", type=Path, metavar="DIR")
+    u.add_argument("--repo", required=True, help="target dataset repo ORG/NAME")
+    u.add_argument("--version", help="tag (default: the build's version; must match it)")
+    u.add_argument("--private", action="store_true", help="create the repo private")
+
+    i = sub.add_parser("info", help="roles, splits, counts and missing files of a data source")
+    i.add_argument(
+        "dir",
+        nargs="?",
+        metavar="DIR",
+        help="folder, build folder or hf://ORG/NAME@REV (default: $ROLEBENCH_DATA, else the Hub)",
+    )
+    i.add_argument("--revision", help="revision for the Hub or an hf:// location")
+
+
+def run(args: argparse.Namespace) -> int:
+    actions = {"download": _download, "verify": _verify, "build": _build, "push": _push, "info": _info}
+    return actions[args.data_command](args)
+
+
+def _download(args: argparse.Namespace) -> int:
+    from ..data import split_files_status
+    from ..dataset_hub import download_upstream
+    from ..dataset_layout import MANIFEST_NAME, upstream_splits
+    from ..source import DataSource
+
+    result = download_upstream(args.to, repo=args.repo, revision=args.revision)
+    print(
+        f"downloaded {len(result.manifest.files)} files of {result.repo}@{result.revision} "
+        f"into {result.folder}"
+    )
+    print(f"checksums: {result.folder / MANIFEST_NAME} (rolebench data verify {result.folder})")
+    local = DataSource("local", str(result.folder.resolve()))
+    missing = sorted(
+        {f for s in upstream_splits() for f, ok in split_files_status(s.id, local).items() if not ok}
+    )
+    for relpath in missing:
+        print(f"not in this revision: {relpath}")
+    print(f"use it with --data-dir {result.folder} (or ROLEBENCH_DATA={result.folder})")
+    return 0
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from ..dataset_layout import MANIFEST_NAME
+    from ..manifest import packaged_manifest, read_manifest, verify
+    from ..source import UPSTREAM_REVISION
+
+    if args.manifest is not None:
+        manifest = read_manifest(args.manifest)
+    elif (args.dir / MANIFEST_NAME).is_file():
+        manifest = read_manifest(args.dir / MANIFEST_NAME)
+    else:
+        manifest = packaged_manifest(UPSTREAM_REVISION)
+        if manifest is None:
+            raise ConfigError(
+                f"no {MANIFEST_NAME} in {args.dir} and no packaged manifest", fix="pass --manifest"
+            )
+    print(f"verifying {args.dir} against the {manifest.describe()}")
+    report = verify(args.dir, manifest, partial=args.partial)
+    print("\n".join(report.lines()))
+    print("OK" if report.ok else "MISMATCH: the folder differs from the manifest (see the lines above)")
+    return 0 if report.ok else 1
+
+
+def _build(args: argparse.Namespace) -> int:
+    from tabulate import tabulate
+
+    from ..dataset_build import BuildOptions, build_dataset, parse_build_source
+    from ..dataset_layout import MANIFEST_NAME
+
+    if args.max_shard_mb <= 0:
+        raise ConfigError("--max-shard-mb must be positive", where="--max-shard-mb")
+    source = parse_build_source(args.source)
+    options = BuildOptions(
+        args.out,
+        clean=args.clean,
+        max_shard_bytes=int(args.max_shard_mb * 2**20),
+        progress=not args.no_progress,
+    )
+    result = build_dataset(source, options)
+    print(
+        tabulate(
+            [[t.config, t.split, t.rows, len(t.files)] for t in result.tables],
+            headers=["config", "split", "rows", "shards"],
+        )
+    )
+    origin = result.provenance
+    print(f"\nRoleBench {result.version} from {origin['repo']}@{origin['revision']} ({origin['how']})")
+    if result.absent:
+        print(f"{len(result.absent)} source files are absent (listed in the card; nothing was filled in):")
+        for relpath, note in result.absent.items():
+            print(f"  missing {relpath}: {note}")
+    for change in result.changes:
+        print(f"  {result.version}: {change}")
+    print(f"{len(result.issues)} known issues are listed in the card")
+    print(f"wrote {result.out} (README.md, {MANIFEST_NAME}) in {result.seconds:.1f}s")
+    print(
+        f'load it: datasets.load_dataset({str(result.out)!r}, "instruction_generalization_zh", split="test")'
+    )
+    return 0
+
+
+def _push(args: argparse.Namespace) -> int:
+    from ..dataset_hub import push_dataset
+
+    result = push_dataset(args.dir, args.repo, version=args.version, private=args.private)
+    print(f"pushed {args.dir} to {result.repo}: commit {result.commit}, tag {result.version}")
+    print(f"{result.url}")
+    print(f"use it: rolebench evaluate --data-dir hf://{result.repo}@{result.version} ...")
+    return 0
+
+
+def _info(args: argparse.Namespace) -> int:
+    from tabulate import tabulate
+
+    from ..data import load_samples, read_jsonl, split_files_status
+    from ..dataset_layout import upstream_splits
+    from ..source import resolve_source
+
+    source = resolve_source(args.dir, revision=args.revision)
+    print(f"source: {source.describe_location()}")
+    table, missing = [], []
+    for split in upstream_splits():
+        status = split_files_status(split.id, source)
+        missing += [f for f, ok in status.items() if not ok and f not in missing]
+        test = load_samples(split.id, source) if status[split.file("test.jsonl")] else []
+        train_path = source.path(split.file("train.jsonl"), required=False)
+        train = sum(1 for _ in read_jsonl(train_path)) if train_path else None
+        counts = (
+            [
+                len(test),
+                len({s.role for s in test}),
+                sum(s.baseline is not None for s in test),
+                sum(s.raw_answer is not None for s in test),
+            ]
+            if test
+            else [None] * 4
+        )
+        table.append([split.id, split.language, split.kind, counts[0], train, *counts[1:]])
+    print(
+        tabulate(
+            table,
+            headers=["split", "lang", "kind", "test", "train", "roles", "baseline", "raw"],
+            missingval="-",
+        )
+    )
+    for relpath in missing:
+        print(f"missing: {relpath}")
+    described = source.describe()
+    if described.get("dataset_version"):
+        print(
+            f"packaged dataset {described['dataset_version']}, built from "
+            f"{described['upstream']['repo']}@{described['upstream']['revision']}"
+        )
+    return 0
