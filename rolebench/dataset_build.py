@@ -43,6 +43,7 @@ class BuildOptions:
     clean: bool = False
     max_shard_bytes: int = DEFAULT_MAX_SHARD_BYTES
     progress: bool = True
+    hub_repo: str | None = None  # the repo it will be pushed to (card examples; push checks it)
 
 
 @dataclass
@@ -211,6 +212,7 @@ def build_dataset(source: DataSource, options: BuildOptions) -> BuildResult:
             issues=collected.issues,
             changes=changes,
             provenance=origin,
+            hub_repo=options.hub_repo,
         )
         (staging / CARD_NAME).write_text(card, encoding="utf-8")
         manifest = Manifest(
@@ -223,6 +225,7 @@ def build_dataset(source: DataSource, options: BuildOptions) -> BuildResult:
                 "tables": [i.to_json() for i in infos],
                 "missing_source_files": collected.absent,
                 "source": origin,
+                "hub_repo": options.hub_repo,
             },
         )
         write_manifest(staging / MANIFEST_NAME, manifest)

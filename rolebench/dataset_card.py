@@ -106,8 +106,9 @@ def render_card(
     issues: list[str],
     changes: list[str],
     provenance: dict[str, Any],
+    hub_repo: str | None = None,
 ) -> str:
-    """The README.md text of a build."""
+    """The README.md text of a build (`hub_repo`: where it will be pushed, for the usage examples)."""
     from importlib.metadata import PackageNotFoundError
     from importlib.metadata import version as package_version
 
@@ -135,6 +136,7 @@ def render_card(
         absent=absent,
         issues=issues,
         provenance=provenance,
+        hub_repo=hub_repo,
         changelog=changelog(version, provenance["revision"], changes),
     )
     return text + "\n"

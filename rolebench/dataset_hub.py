@@ -187,6 +187,16 @@ def _check_version(folder: Path, version: str | None) -> tuple[Manifest, str]:
     return manifest, built
 
 
+def _check_repo(manifest: Manifest, repo: str) -> None:
+    planned = manifest.extra.get("hub_repo")
+    if planned and planned != repo:
+        raise ConfigError(
+            f"this build's card names {planned}, not {repo}",
+            where="--repo",
+            fix=f"push it to {planned}, or rebuild with --repo {repo}",
+        )
+
+
 def _tag_exists(api: Any, repo: str, tag: str) -> bool:
     from huggingface_hub.errors import RevisionNotFoundError
 
@@ -201,7 +211,8 @@ def push_dataset(folder: Path, repo: str, *, version: str | None = None, private
     """Upload a verified build to a dataset repo and tag the commit with its version (never moved)."""
     if repo.count("/") != 1:
         raise ConfigError(f"bad repo id {repo!r}", where="--repo", fix="write ORG/NAME")
-    _, version = _check_version(folder, version)
+    manifest, version = _check_version(folder, version)
+    _check_repo(manifest, repo)
     api = _api()
     where = f"hf://datasets/{repo}"
     with hub_errors("push failed", where):

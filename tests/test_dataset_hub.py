@@ -163,10 +163,23 @@ def test_pushed_dataset_loads_with_datasets(hub, rolebench_data: Path, tmp_path:
 
     seed_upstream(rolebench_data, tmp_path)
     out = tmp_path / "build"
-    assert (
-        main(["data", "build", "hub", "--out", str(out), "--no-progress"]) == 2
-    )  # pinned a57ed54 is not there
-    assert main(["data", "build", "hub:main", "--out", str(out), "--no-progress"]) == 0
+    pinned_absent = main(["data", "build", "hub", "--out", str(out), "--no-progress"])
+    assert pinned_absent == 2  # the pinned a57ed54 is not in the stand-in
+    build = [
+        "data",
+        "build",
+        "hub:main",
+        "--out",
+        str(out),
+        "--repo",
+        "rolebench-org/RoleBench",
+        "--no-progress",
+    ]
+    assert main(build) == 0
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert 'load_dataset("rolebench-org/RoleBench", "instruction_generalization_zh"' in card
+    assert "--data-dir hf://rolebench-org/RoleBench@v1.0 ...`." in card
+    assert main(["data", "push", str(out), "--repo", "someone/else"]) == 2  # the card names another repo
     assert main(["data", "push", str(out), "--repo", "rolebench-org/RoleBench", "--version", "v1.0"]) == 0
     local = snapshot_download(
         "rolebench-org/RoleBench", repo_type="dataset", revision="v1.0", local_dir=str(tmp_path / "snapshot")

@@ -53,6 +53,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--clean", action="store_true", help="build v1.1: merge duplicate rows, de-duplicate `type`"
     )
     b.add_argument("--max-shard-mb", type=float, default=256.0, help="Parquet shard size bound (default 256)")
+    b.add_argument("--repo", help="the Hub repo ORG/NAME it will be pushed to (for the card's examples)")
     b.add_argument("--no-progress", action="store_true", help="hide progress bars")
 
     u = sub.add_parser("push", help="upload a build and tag its version")
@@ -134,6 +135,7 @@ def _build(args: argparse.Namespace) -> int:
         clean=args.clean,
         max_shard_bytes=int(args.max_shard_mb * 2**20),
         progress=not args.no_progress,
+        hub_repo=args.repo,
     )
     result = build_dataset(source, options)
     print(
