@@ -10,6 +10,7 @@ from typing import Any
 from .data import get_split
 from .metrics import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, bootstrap_ci, mean, mean_of_available
 from .results import GroupResult, TaskResult
+from .scoring import ScoringProtocol, opencompass_order
 from .tasks import GroupSpec
 
 METRICS = ("cus", "raw", "spe")
@@ -73,3 +74,37 @@ def group_results(
         done[spec.name] = GroupResult(tasks=list(spec.members), n=sum(x.get("n", 0) for x in members),
                                       avg=avg, **values)
     return done
+
+
+def opencompass_total(protocol: ScoringProtocol, split: str, general: Sequence[Mapping[str, Any]],
+                      specific: Sequence[Mapping[str, Any]]) -> float | None:
+    """OpenCompass's one number for a split: its general and role-specific samples pooled in its shuffled
+    order and aggregated its way (`ScoringProtocol.aggregate`); None if any sample has no output."""
+    pooled = [r["scores"].get("cus") for r in general] + [r["scores"].get("spe") for r in specific]
+    if not pooled or any(v is None for v in pooled):
+        return None
+    return protocol.aggregate([pooled[i] for i in opencompass_order(len(pooled))], get_split(split).language)
+
+
+def aggregate_run(
+    records: Mapping[str, Sequence[Mapping[str, Any]]],
+    splits: Mapping[str, str],
+    groups: Sequence[GroupSpec],
+    protocol: ScoringProtocol,
+    boot: BootstrapSettings,
+) -> tuple[dict[str, TaskResult], dict[str, GroupResult]]:
+    """Task and group results of a run from its scored sample records (task -> records, task -> split).
+
+    Under the `opencompass` protocol a group of one general and one role-specific task also gets
+    `opencompass_total`, the number OpenCompass prints for that split (as a fraction).
+    """
+    tasks = {task: task_result(splits[task], rows, boot) for task, rows in records.items()}
+    done = group_results(groups, tasks)
+    if protocol.name == "opencompass":
+        for spec in groups:
+            kinds = {get_split(splits[m]).kind: m for m in spec.members if m in splits}
+            if len(spec.members) == 2 and set(kinds) == {"general", "role_specific"}:
+                total = opencompass_total(protocol, splits[kinds["general"]], records[kinds["general"]],
+                                          records[kinds["role_specific"]])
+                done[spec.name] = GroupResult(**{**done[spec.name].model_dump(), "opencompass_total": total})
+    return tasks, done

@@ -17,12 +17,12 @@ from tqdm.auto import tqdm
 
 from model_adapters import GenerationConfig, ModelAdapter, Request, load_model, parse_spec
 
-from .aggregate import BootstrapSettings, group_results, task_result
+from .aggregate import BootstrapSettings, aggregate_run
 from .data import DEMO_SOURCE, Sample, get_split, load_samples
 from .errors import ConfigError
 from .prompt import prompt_template_hash, role_messages
-from .results import (RESULTS_FILE, RunResults, command_line, now_iso, package_versions, read_results,
-                      write_results, write_samples)
+from .results import (RESULTS_FILE, GroupResult, RunResults, TaskResult, command_line, now_iso, package_versions,
+                      read_results, read_samples, write_results, write_samples)
 from .sample_scores import score_sample
 from .scoring import ScoringProtocol, get_protocol
 from .source import DataSource, resolve_source
@@ -211,13 +211,14 @@ def evaluate(options: EvalOptions) -> RunResults:
 def score_and_write(options: EvalOptions, plans: Sequence[TaskPlan], outputs: Sequence[dict[str, dict[str, Any]]],
                     protocol: ScoringProtocol, groups: Sequence[GroupSpec]) -> RunResults:
     """Score every sample, write the samples files, and aggregate into a RunResults (config filled later)."""
-    task_results = {}
+    records = {}
     for plan, generated in zip(plans, outputs):
-        records = [sample_record(s, r, generated[r.id], protocol) for s, r in zip(plan.samples, plan.requests)]
-        write_samples(options.output, plan.spec.name, records)
-        task_results[plan.spec.name] = task_result(plan.spec.split, records, options.bootstrap)
-    return RunResults(created=now_iso(), config={}, results=task_results,
-                      groups=group_results(groups, task_results))
+        records[plan.spec.name] = [sample_record(s, r, generated[r.id], protocol)
+                                   for s, r in zip(plan.samples, plan.requests)]
+        write_samples(options.output, plan.spec.name, records[plan.spec.name])
+    splits = {plan.spec.name: plan.spec.split for plan in plans}
+    task_results, group_values = aggregate_run(records, splits, groups, protocol, options.bootstrap)
+    return RunResults(created=now_iso(), config={}, results=task_results, groups=group_values)
 
 
 def rescore(run_dir: Path, protocol_name: str, bootstrap: BootstrapSettings | None = None) -> RunResults:
@@ -225,21 +226,20 @@ def rescore(run_dir: Path, protocol_name: str, bootstrap: BootstrapSettings | No
     previous = read_results(run_dir)
     protocol = get_protocol(protocol_name)
     boot = bootstrap or BootstrapSettings(**previous.config.get("bootstrap", {}))
-    from .results import read_samples
-
-    task_results = {}
+    records, splits = {}, {}
     for task, old in previous.results.items():
-        records = read_samples(run_dir, task)
-        for record in records:
+        records[task], splits[task] = read_samples(run_dir, task), old.split
+        for record in records[task]:
             record["scores"] = score_sample(protocol, split=old.split, output=record["output"],
                                             references=record["references"], raw_answer=record.get("raw_answer"))
-        write_samples(run_dir, task, records)
-        fresh = task_result(old.split, records, boot)
-        task_results[task] = type(fresh)(**{**old.model_dump(), **fresh.model_dump()})
+        write_samples(run_dir, task, records[task])
     specs = [GroupSpec(name, tuple(g.tasks), "", Path()) for name, g in previous.groups.items()]
-    fresh_groups = group_results(specs, task_results)
-    groups = {name: type(g)(**{**previous.groups[name].model_dump(), **g.model_dump()})
-              for name, g in fresh_groups.items()}
+    fresh_tasks, fresh_groups = aggregate_run(records, splits, specs, protocol, boot)
+    task_results = {t: TaskResult(**{**previous.results[t].model_dump(), **r.model_dump()})
+                    for t, r in fresh_tasks.items()}
+    kept = {name: {k: v for k, v in g.model_dump().items() if k != "opencompass_total"}
+            for name, g in previous.groups.items()}  # a protocol-specific number never outlives its protocol
+    groups = {name: GroupResult(**{**kept[name], **g.model_dump()}) for name, g in fresh_groups.items()}
     config = {**previous.config, "scoring": protocol.describe(), "bootstrap": boot.describe()}
     config["rescored"] = {"at": now_iso(), "command": command_line()}
     results = RunResults(created=previous.created, config=config, results=task_results, groups=groups)

@@ -110,6 +110,23 @@ def test_score_rescores_saved_generations_under_another_protocol(tmp_path):
     assert after.results["rolebench_demo_general"].cus <= before.results["rolebench_demo_general"].cus
 
 
+def test_opencompass_protocol_adds_its_pooled_split_number_and_rescoring_removes_it(rolebench_data, tmp_path):
+    from rolebench.scoring import get_protocol, opencompass_order
+
+    evaluate(EvalOptions(model="baseline:rolegpt", tasks=("rolebench_zh",), output=tmp_path,
+                         data_dir=str(rolebench_data), progress=False, protocol="opencompass"))
+    group = read_results(tmp_path).groups["rolebench_zh"].model_dump()
+    general = [json.loads(x)["scores"]["cus"] for x in (tmp_path / "samples/rolebench_zh_general.jsonl").open()]
+    specific = [json.loads(x)["scores"]["spe"] for x in (tmp_path / "samples/rolebench_zh_specific.jsonl").open()]
+    pooled = general + specific
+    expected = sum(pooled[i] for i in opencompass_order(len(pooled))) / len(pooled)
+    assert group["opencompass_total"] == pytest.approx(expected, abs=1e-12)
+    assert group["opencompass_total"] == get_protocol("opencompass").aggregate(
+        [pooled[i] for i in opencompass_order(len(pooled))], "zh")
+    assert run_cli("score", str(tmp_path), "--protocol", "rolebench") == 0
+    assert "opencompass_total" not in read_results(tmp_path).groups["rolebench_zh"].model_dump()
+
+
 def test_refuses_to_mix_models_in_one_folder(tmp_path, capsys):
     run_cli("evaluate", "--model", "baseline:rolegpt", "--tasks", "rolebench_demo_specific", "--output", str(tmp_path))
     capsys.readouterr()
