@@ -17,7 +17,8 @@ from .errors import DataError, MissingDependency
 
 UPSTREAM_REPO = "ZenMoore/RoleBench"
 # main of ZenMoore/RoleBench when this harness was written (the copy in shared/rolebench is this commit).
-UPSTREAM_REVISION = "a57ed54"
+# A full sha: the Hub does not resolve short commit hashes.
+UPSTREAM_REVISION = "a57ed54f9613921e4a5f1b63601a558cd5acf971"
 DATA_DIR_ENV = "ROLEBENCH_DATA"
 
 

@@ -129,7 +129,7 @@ def test_missing_data_folder(tmp_path):
 def test_hub_source_is_the_pinned_upstream_revision(monkeypatch):
     monkeypatch.delenv("ROLEBENCH_DATA", raising=False)
     source = resolve_source()
-    assert (source.kind, source.location, source.revision) == ("hub", "ZenMoore/RoleBench", "a57ed54")
+    assert (source.kind, source.location, source.revision) == ("hub", "ZenMoore/RoleBench", "a57ed54f9613921e4a5f1b63601a558cd5acf971")
 
 
 def test_demo_split_needs_no_download(tmp_path):
