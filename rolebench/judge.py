@@ -124,10 +124,13 @@ def update_results(results: RunResults, lines: Mapping[str, list[dict[str, Any]]
     tasks = {task: judge_fields(task_lines, bootstrap) for task, task_lines in lines.items()}
     for task, fields in tasks.items():
         results.results[task] = TaskResult(**{**results.results[task].model_dump(), **fields})
-    groups = {}
+    groups, by_members = {}, {}
     for name, group in results.groups.items():
-        pooled = [line for leaf in _leaf_tasks(name, results) for line in lines.get(leaf, [])]
-        groups[name] = judge_fields(pooled, bootstrap)
+        leaves = tuple(leaf for leaf in _leaf_tasks(name, results) if leaf in lines)
+        if leaves not in by_members:  # the same pooled lines give the same fields (seeded bootstrap)
+            by_members[leaves] = (tasks[leaves[0]] if len(leaves) == 1 else
+                                  judge_fields([line for leaf in leaves for line in lines[leaf]], bootstrap))
+        groups[name] = by_members[leaves]
         results.groups[name] = GroupResult(**{**group.model_dump(), **groups[name]})
     results.config["judge"] = block
     return {"results": tasks, "groups": groups}

@@ -100,6 +100,8 @@ def test_better_answer_wins_in_both_orders(tmp_path, fake_openai):
     assert fields["win_rate"] == 1.0 and fields["position_consistency"] == 1.0
     assert fields["avg_len_model"] == pytest.approx(sum(len(f"{GOOD} {i}") for i in range(5)) / 5)
     assert fields["avg_len_baseline"] == pytest.approx(7.0)
+    group = read_results(run).groups["all"].model_dump()
+    assert {k: group[k] for k in FIELDS} == {k: fields[k] for k in FIELDS}  # a one-task group
     assert server.count() == 10
     prompts = [r.body for r in server.received if r.body]
     orders = {(shown(b)["model_a"].startswith(GOOD), b["messages"][-1]["content"].split("?")[0])
