@@ -1,0 +1,148 @@
+"""Judge throughput: 1,000 pairs (2,000 requests, both orders) against the local fake
+OpenAI-compatible server answering after 100 ms, at concurrency 32, then the fully cached re-run.
+
+The concurrency-bound ideal is requests x latency / concurrency = 2000 x 0.1 s / 32 = 6.25 s;
+efficiency = ideal / achieved. Reported: `judge_s`, the whole `judge_run` in a fresh process
+(openai SDK import, prompts, cache look-ups, requests, results); `request_phase_s`, first request
+to last completion; `adapter_floor_s`, the bare `openai:` adapter sending as many judge prompts
+(the floor under the judge on this machine); `cached_rerun_s`, the same judge_run again (no
+request). The server runs in its own process, as a real one would, so its threads do not compete
+with the judge's for this process's GIL.
+
+    python benchmarks/bench_judge.py [--pairs 1000] [--concurrency 32] [--latency 0.1] [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))  # tests/fake_openai.py
+
+LATENCY = {"seconds": 0.1}
+
+
+def verdict(body: dict[str, Any]) -> Any:
+    """The judge: prefers the answer marked GOOD (read back from the prompt), after the latency."""
+    from fake_openai import Reply
+
+    user = body["messages"][-1]["content"]
+    start = user.index('[\n  {\n    "model": "model_a"')
+    shown, _ = json.JSONDecoder().raw_decode(user, start)
+    best = "model_a" if shown[0]["answer"].startswith("GOOD") else "model_b"
+    other = "model_b" if best == "model_a" else "model_a"
+    text = repr([{"model": best, "reason": "more in character", "rank": 1},
+                 {"model": other, "reason": "flatter", "rank": 2}])
+    return Reply(text=text, delay=LATENCY["seconds"])
+
+
+def serve(latency: float, port_queue: Any, stop: Any) -> None:
+    """Child process: run the fake server until told to stop; report its port and peak concurrency."""
+    from http.server import ThreadingHTTPServer
+
+    from fake_openai import FakeOpenAI
+
+    # socketserver's default listen backlog (5) refuses part of a burst of 32 new connections, and
+    # the client then retries after a back-off: a server artefact, not judge overhead.
+    ThreadingHTTPServer.request_queue_size = 128
+    LATENCY["seconds"] = latency
+    with FakeOpenAI(verdict) as server:
+        port_queue.put(server.base_url)
+        stop.wait()
+        port_queue.put({"requests": server.count(), "max_in_flight": server.max_in_flight})
+
+
+def make_run(folder: Path, pairs: int) -> Path:
+    from rolebench.results import GroupResult, RunResults, TaskResult, now_iso, write_results, write_samples
+
+    records = [{"id": f"bench/{i}", "index": i, "role": "Captain Mira Vance", "question": f"Question {i}?",
+                "description": "A starship captain who speaks in short bursts.", "language": "en",
+                "output": (f"GOOD answer {i}" if i % 4 else f"weak answer {i}"), "baseline": f"baseline {i}",
+                "scores": {}} for i in range(pairs)]
+    task = TaskResult(split="demo_general", n=pairs, n_generated=pairs, n_not_covered=0)
+    write_results(folder, RunResults(created=now_iso(), config={}, results={"bench": task},
+                                     groups={"all": GroupResult(tasks=["bench"], n=pairs)}))
+    write_samples(folder, "bench", records)
+    return folder
+
+
+def timed_judge(run: Path, base_url: str, concurrency: int) -> tuple[float, float, dict[str, Any]]:
+    """(wall seconds, CPU seconds of this process, all threads) of one judge_run, and its report."""
+    from rolebench.judge import JudgeSettings, judge_run
+
+    settings = JudgeSettings(concurrency=concurrency, base_url=base_url, progress=False)
+    started, cpu = time.perf_counter(), time.process_time()
+    report = judge_run(run, "openai:fake-model", settings=settings)
+    return time.perf_counter() - started, time.process_time() - cpu, report
+
+
+def adapter_floor(base_url: str, pairs: int, concurrency: int) -> tuple[float, float]:
+    """The bare `openai:` adapter on the same number of judge prompts: the floor under the judge."""
+    from model_adapters import GenerationConfig, Request, load_model
+    from rolebench.judge_config import load_judge_config
+
+    judge = load_judge_config()
+    requests = [Request(id=str(i), messages=judge.messages(
+        role="Captain Mira Vance", description="A starship captain.", question=f"Floor {i}?", language="en",
+        answers=(f"GOOD answer {i}", f"baseline {i}"))) for i in range(2 * pairs)]
+    adapter = load_model("openai:fake-model", base_url=base_url)
+    started, cpu = time.perf_counter(), time.process_time()
+    received = sum(1 for _ in adapter.generate(requests, GenerationConfig(concurrency=concurrency)))
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+    adapter.close()
+    if received != len(requests):
+        raise RuntimeError(f"the adapter answered {received} of {len(requests)} requests")
+    return elapsed, cpu
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pairs", type=int, default=1000)
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--latency", type=float, default=0.1)
+    parser.add_argument("--json", type=Path, help="also write the numbers here")
+    args = parser.parse_args()
+    context = multiprocessing.get_context("spawn")
+    queue, stop = context.Queue(), context.Event()
+    server = context.Process(target=serve, args=(args.latency, queue, stop), daemon=True)
+    server.start()
+    base_url = queue.get(timeout=60)
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["ROLEBENCH_CACHE"] = str(Path(tmp) / "cache")
+        run = make_run(Path(tmp) / "run", args.pairs)
+        cold, cold_cpu, report = timed_judge(run, base_url, args.concurrency)
+        warm, _, again = timed_judge(run, base_url, args.concurrency)
+        floor, floor_cpu = adapter_floor(base_url, args.pairs, args.concurrency)
+    stop.set()
+    seen = queue.get(timeout=60)
+    server.join(timeout=10)
+    requests = report["judge"]["this_run"]["requests"]
+    ideal = requests * args.latency / args.concurrency
+    numbers = {
+        "pairs": args.pairs, "requests": requests, "concurrency": args.concurrency, "latency_s": args.latency,
+        "ideal_s": round(ideal, 3), "judge_s": round(cold, 3), "efficiency": round(ideal / cold, 3),
+        "judge_cpu_s": round(cold_cpu, 3), "adapter_floor_cpu_s": round(floor_cpu, 3),
+        "request_phase_s": report["judge"]["this_run"]["calling_s"],
+        "request_phase_efficiency": round(ideal / report["judge"]["this_run"]["calling_s"], 3),
+        "adapter_floor_s": round(floor, 3), "adapter_floor_efficiency": round(ideal / floor, 3),
+        "cached_rerun_s": round(warm, 3), "cached_rerun_requests": again["judge"]["this_run"]["requests"],
+        "server_requests": seen["requests"], "server_max_in_flight": seen["max_in_flight"],
+        "win_rate": report["results"]["bench"]["win_rate"], "cpus": os.cpu_count(),
+        "load_avg_1m": round(os.getloadavg()[0], 2),
+    }
+    print(json.dumps(numbers, indent=2))
+    if args.json:
+        args.json.write_text(json.dumps(numbers, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
