@@ -92,8 +92,9 @@ def task_fields(run: Path, task: str = "t") -> dict[str, Any]:
 
 def test_better_answer_wins_in_both_orders(tmp_path, fake_openai):
     run = make_run(tmp_path, {"t": [sample(i, f"{GOOD} {i}", f"plain {i}") for i in range(5)]})
-    server = fake_openai(prefers_good)
-    run_judge(run, server)
+    server = fake_openai(lambda body: Reply(text=prefers_good(body), delay=0.05))
+    run_judge(run, server, concurrency=4)
+    assert server.max_in_flight == 4  # requests go through the adapter's concurrency
     fields = task_fields(run)
     assert set(FIELDS) <= set(fields)
     assert (fields["wins"], fields["ties"], fields["losses"], fields["judged"]) == (5, 0, 0, 5)
