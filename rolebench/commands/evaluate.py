@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..results import RunResults
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -34,6 +35,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     j.add_argument("--judge", help="judge model spec: compute the win rate against the RoleGPT baseline")
     j.add_argument("--judge-limit", type=int, help="judge a seeded sample of N per task")
     j.add_argument("--judge-base-url", help="OpenAI-compatible server URL for the judge")
+    j.add_argument("--judge-config", default="rolellm_rank", metavar="NAME|FILE", help="judge definition (YAML)")
+    j.add_argument("--price-table", type=Path, metavar="FILE", help="YAML/JSON: model -> $ per 1M input/output tokens")
     p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for confidence intervals")
     p.add_argument("--include-path", type=Path, action="append", default=[], help="extra folder of task YAMLs")
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
@@ -41,7 +44,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def add_data_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--data-dir", help="local RoleBench folder in the Hub layout (default: $ROLEBENCH_DATA, else the Hub)")
+    p.add_argument("--data-dir", help="local RoleBench folder in the Hub layout, a `rolebench data build` folder, or "
+                   "hf://ORG/NAME@VERSION (default: $ROLEBENCH_DATA, else the upstream Hub repo at a pinned revision)")
     p.add_argument("--revision", help="Hub revision of ZenMoore/RoleBench (default: the pinned one)")
 
 
@@ -89,11 +93,12 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_judge(args: argparse.Namespace, run_dir: Path):  # noqa: ANN201 - RunResults
+def run_judge(args: argparse.Namespace, run_dir: Path) -> RunResults:
     from ..judge import JudgeSettings, judge_run
     from ..results import read_results
 
     settings = JudgeSettings(limit=args.judge_limit, concurrency=args.concurrency, base_url=args.judge_base_url,
-                             progress=not args.no_progress)
+                             progress=not args.no_progress, price_table=args.price_table,
+                             judge_config=args.judge_config, seed=args.seed)
     judge_run(run_dir, args.judge, settings=settings)
     return read_results(run_dir)
