@@ -74,7 +74,7 @@ class Row:
         if self.missing_tasks:
             found.append("missing task " + ", ".join(self.missing_tasks))
         if self.n_not_covered:
-            found.append(f"not covered: {self.n_not_covered} of {self.n}")
+            found.append(f"not covered: {self.n_not_covered:,} of {self.n:,}")
         return found + self.notes
 
     def to_dict(self) -> dict[str, Any]:
