@@ -59,11 +59,12 @@ def role_chart(title: str, per_role: dict[str, dict[str, Any]], metrics: tuple[s
                 label=_LABELS.get(metric, metric),
             )
         axes.set_yticks([i + bar * (len(shown) - 1) / 2 for i in range(len(roles))], labels=roles)
-        axes.invert_yaxis()
+        axes.set_ylim(len(roles) - 0.5 + bar * (len(shown) - 1), -0.5)  # best role on top, no empty margin
         axes.set_xlim(0, 1)
         axes.set_xlabel("ROUGE-L")
         axes.set_title(title, loc="left")
         axes.grid(axis="x", alpha=0.3)
+        axes.set_axisbelow(True)
         axes.legend(loc="lower right")
         buffer = io.BytesIO()
         with warnings.catch_warnings():
