@@ -50,24 +50,13 @@ def test_publish_plan_and_model_index(runs, tmp_path, capsys):
         "leaderboard.tex",
         "results/demo-rolegpt/results.json",
     ]
-    assert (
-        main(
-            [
-                "leaderboard",
-                "publish",
-                str(out),
-                "--repo",
-                "org/rolebench-board",
-                "--dry-run",
-                "--model-index-out",
-                str(tmp_path / "index.yaml"),
-            ]
-        )
-        == 0
-    )
+    args = ["leaderboard", "publish", str(out), "--repo", "org/rolebench-board", "--dry-run"]
+    index_file = tmp_path / "index.yaml"
+    assert main([*args, "--model-card-repo", "org/model", "--model-index-out", str(index_file)]) == 0
     printed = capsys.readouterr().out
     assert "would upload 6 files to datasets/org/rolebench-board" in printed and "samples" not in printed
-    index = yaml.safe_load((tmp_path / "index.yaml").read_text(encoding="utf-8"))["model-index"]
+    assert "would merge 4 metrics into the model card of org/model" in printed
+    index = yaml.safe_load(index_file.read_text(encoding="utf-8"))["model-index"]
     assert index[0]["name"] == "RoleGPT (released baseline answers)"
     results = index[0]["results"]
     assert (

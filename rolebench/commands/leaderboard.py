@@ -97,7 +97,10 @@ def run_publish(args: argparse.Namespace) -> int:
         index = hub_publish.model_index(collect([args.folder], reference=False), args.model)
         if args.model_index_out:
             print(f"wrote {hub_publish.write_model_index(args.model_index_out, index)}")
-        if args.model_card_repo and not args.dry_run:
+        if args.model_card_repo and args.dry_run:
+            metrics = sum(len(r["metrics"]) for entry in index for r in entry["results"])
+            print(f"would merge {metrics} metrics into the model card of {args.model_card_repo}")
+        elif args.model_card_repo:
             url = hub_publish.update_model_card(
                 args.model_card_repo, index, endpoint=args.endpoint, token=token
             )
