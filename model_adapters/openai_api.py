@@ -3,42 +3,46 @@
 OpenAI itself, vLLM, llama.cpp (`python -m llama_cpp.server`), TGI, Ollama, LM Studio...: the
 official `openai` SDK talks to all of them. Options (`load_model(spec, **options)`; None = default):
 
-- `base_url`: the endpoint (default https://api.openai.com/v1); also accepted in the spec after `@`.
-  A trailing `/chat/completions` is dropped, and a bare `http://host:port` gets `/v1`.
+- `base_url`: the endpoint (default https://api.openai.com/v1), or in the spec after `@`. A trailing
+  `/chat/completions` is dropped and a bare `http://host:port` gets `/v1`; user info or a query
+  string is refused (credentials belong in the environment).
 - `api_key_env`: the environment variable holding the key (default `OPENAI_API_KEY`). The key is
   read from the environment only, sent only as the Authorization header, never logged, never put
   in `info()` or any message (a server that echoes it back is redacted). A server on localhost
   needs no key: the placeholder `EMPTY` is sent when the variable is unset.
-- `timeout`: seconds per HTTP request (default 120); `max_retries` (default 6); `backoff`: first
-  retry wait in seconds (default 1, doubled each retry); `max_backoff`: the cap on any wait (60).
+- `timeout`: seconds per HTTP request (120); `max_retries` (6); `backoff`: the first retry wait in
+  seconds (1, doubled each retry); `max_backoff`: the cap on any wait (60).
 
-Concurrency is `GenerationConfig.concurrency`: that many requests in flight (a thread pool over one
-sync client, which is thread-safe), and results are yielded as they complete.
+Concurrency is `GenerationConfig.concurrency`: one `AsyncOpenAI` client on an event loop in a
+background thread keeps that many requests in flight, and `generate` yields each result as it
+completes, so the runner stores it at once.
 
 Retries are ours (the SDK's are off): HTTP 408, 409, 429 and 5xx, connection errors and timeouts
-are retried with exponential back-off and "equal jitter" (wait in [b/2, b], b = backoff * 2**n,
-capped), or the server's `Retry-After` / `retry-after-ms` (seconds or an HTTP date) when it is
-longer, also capped at `max_backoff`.
+are retried with exponential back-off and "equal jitter" (a wait in [b/2, b], b = backoff * 2**n),
+or the server's `Retry-After` / `retry-after-ms` (seconds or an HTTP date) when that is longer;
+every wait is capped at `max_backoff`.
 
 Failures, decided per kind:
-- 401, 403, 404 (or `model_not_found`): the run cannot work at all, so `generate` raises one
+- 401, 403, 404 (or `model_not_found`): no request can succeed, so `generate` raises one
   `ModelError` line naming the model and base URL, at once, without retries.
-- The server unreachable after all retries (connection refused, DNS): `ModelError` too.
+- The server still unreachable after all retries (connection refused, DNS): `ModelError` too.
 - 429/5xx/timeouts still failing after all retries, or another 4xx (e.g. a prompt over the
-  context length): that sample alone gets `Generation(text=None, error=...)`; the others carry on
-  and every success is stored as it arrives, so a rerun retries only the failures.
+  context length): that sample alone gets `Generation(text=None, error=...)`; the others carry on,
+  every success is stored as it arrives, and a rerun of the same command retries only the failures.
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import email.utils
 import logging
 import os
+import queue
 import random
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections.abc import Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -57,6 +61,7 @@ LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1", "0.0.0.0")
 RETRY_STATUSES = (408, 409, 429)
 FATAL_STATUSES = (401, 403, 404)
 OPTIONS = ("base_url", "api_key_env", "timeout", "max_retries", "backoff", "max_backoff")
+URL_WHERE = "--base-url / openai:MODEL@BASE_URL"
 
 
 @dataclass(frozen=True)
@@ -67,9 +72,8 @@ class RetryPolicy:
     backoff: float = 1.0
     max_backoff: float = 60.0
 
-    def delay(
-        self, attempt: int, retry_after: float | None = None, rng: random.Random | None = None
-    ) -> float:
+    def delay(self, attempt: int, retry_after: float | None = None, rng: random.Random | None = None,
+              ) -> float:
         """Seconds to wait after failed attempt number `attempt` (0-based)."""
         ceiling = min(self.max_backoff, self.backoff * 2**attempt)
         jittered = ceiling * (0.5 + (rng or random).random() / 2)
@@ -80,21 +84,16 @@ class RetryPolicy:
 
 def parse_retry_after(headers: Mapping[str, str], now: datetime | None = None) -> float | None:
     """Seconds the server asks us to wait: `retry-after-ms`, or `retry-after` (seconds or HTTP date)."""
-    millis = headers.get("retry-after-ms")
-    if millis is not None:
-        try:
-            return max(0.0, float(millis) / 1000)
-        except ValueError:
-            pass
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is not None:
+            try:
+                return max(0.0, float(value) / scale)
+            except ValueError:
+                pass
     value = headers.get("retry-after")
-    if value is None:
-        return None
     try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
+        when = email.utils.parsedate_to_datetime(value or "")
     except (TypeError, ValueError):
         return None
     if when.tzinfo is None:
@@ -106,17 +105,12 @@ def normalize_base_url(url: str) -> str:
     """Strip a trailing slash and `/chat/completions`; give a bare `scheme://host[:port]` the `/v1` path."""
     parts = urlsplit(url.strip())
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ConfigError(
-            f"base URL {url if '@' not in url else '<hidden: has user info>'!r} is not an http(s) URL",
-            where="--base-url / openai:MODEL@BASE_URL",
-            fix="write it like http://127.0.0.1:8000/v1",
-        )
+        shown = url if "@" not in url else "<hidden: has user info>"
+        raise ConfigError(f"base URL {shown!r} is not an http(s) URL", where=URL_WHERE,
+                          fix="write it like http://127.0.0.1:8000/v1")
     if parts.username or parts.password or parts.query:
-        raise ConfigError(
-            f"base URL {public_url(url)} carries user info or a query string",
-            where="--base-url / openai:MODEL@BASE_URL",
-            fix="drop them: the key is read from the environment (api_key_env, default OPENAI_API_KEY)",
-        )
+        raise ConfigError(f"base URL {public_url(url)} carries user info or a query string", where=URL_WHERE,
+                          fix="drop them: the key comes from the environment (api_key_env, OPENAI_API_KEY)")
     path = parts.path.rstrip("/")
     if path.endswith("/chat/completions"):
         path = path[: -len("/chat/completions")]
@@ -127,10 +121,8 @@ def public_url(url: str) -> str:
     """The URL without user info or query string (either may carry a credential)."""
     parts = urlsplit(url)
     host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    netloc = host + (f":{parts.port}" if parts.port else "")
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    host = f"[{host}]" if ":" in host else host
+    return urlunsplit((parts.scheme, host + (f":{parts.port}" if parts.port else ""), parts.path, "", ""))
 
 
 def is_local(url: str) -> bool:
@@ -142,11 +134,8 @@ def split_spec(rest: str) -> tuple[str, str | None]:
     """`MODEL[@BASE_URL]` -> (model, base_url or None)."""
     model, sep, url = rest.partition("@")
     if not model or (sep and not url):
-        raise ConfigError(
-            f"bad OpenAI model spec openai:{rest}",
-            where="--model",
-            fix="write openai:MODEL or openai:MODEL@BASE_URL",
-        )
+        raise ConfigError(f"bad OpenAI model spec openai:{rest}", where="--model",
+                          fix="write openai:MODEL or openai:MODEL@BASE_URL")
     return model, (url or None)
 
 
@@ -159,70 +148,71 @@ def _number(options: dict[str, Any], name: str, kind: type, minimum: float, defa
     except (TypeError, ValueError):
         number = None
     if number is None or number < minimum:
-        raise ConfigError(
-            f"option {name}={value!r} is not a {kind.__name__} >= {minimum}",
-            where="openai model options",
-            fix=f"pass {name}={kind(default)!r} or similar",
-        )
+        raise ConfigError(f"option {name}={value!r} is not a {kind.__name__} >= {minimum}",
+                          where="openai model options", fix=f"pass e.g. {name}={kind(default)!r}")
     return number
 
 
-class OpenAIAdapter:
-    """Chat completions from an OpenAI-compatible server, concurrent, with our own retries."""
+def request_params(config: GenerationConfig) -> dict[str, Any]:
+    """GenerationConfig -> chat-completion request fields."""
+    return {"max_tokens": config.max_new_tokens, "temperature": config.temperature, "top_p": config.top_p,
+            "seed": config.seed}
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str = DEFAULT_BASE_URL,
-        api_key_env: str = DEFAULT_KEY_ENV,
-        timeout: float = 120.0,
-        retry: RetryPolicy | None = None,
-        spec: str | None = None,
-    ) -> None:
+
+class _LoopThread:
+    """An asyncio event loop in a daemon thread, alive as long as the adapter (one client, one pool)."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="openai-loop", daemon=True)
+        self.thread.start()
+
+    def submit(self, coroutine: Coroutine[Any, Any, Any]) -> concurrent.futures.Future[Any]:
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop)
+
+    def stop(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=10)
+        if not self.thread.is_alive():
+            self.loop.close()
+
+
+class OpenAIAdapter:
+    """Chat completions from an OpenAI-compatible server: concurrent, with our own retries."""
+
+    def __init__(self, model: str, *, base_url: str = DEFAULT_BASE_URL, api_key_env: str = DEFAULT_KEY_ENV,
+                 timeout: float = 120.0, retry: RetryPolicy | None = None, spec: str | None = None) -> None:
         self.model = model
         self.base_url = normalize_base_url(base_url)
         self.spec = spec or f"openai:{model}"
-        self.api_key_env = api_key_env
-        self.timeout = timeout
-        self.retry = retry or RetryPolicy()
+        self.api_key_env, self.timeout, self.retry = api_key_env, timeout, retry or RetryPolicy()
         self.total_usage = Usage()
         self._lock = threading.Lock()
-        self._seen: dict[str, str] = {}  # system_fingerprint, served model
+        self._seen: dict[str, str] = {}  # system_fingerprint, served_model
         self._where = f"openai:{model} at {public_url(self.base_url)}"
         self._client = self._make_client(self._read_key())
+        self._loop: _LoopThread | None = None
 
     @classmethod
     def from_spec(cls, rest: str, **options: Any) -> OpenAIAdapter:
         options = {k: v for k, v in options.items() if v is not None}
         unknown = sorted(set(options) - set(OPTIONS))
         if unknown:
-            raise ConfigError(
-                f"unknown option(s) {', '.join(unknown)} for openai:{rest}",
-                where="openai model options",
-                fix="known options: " + ", ".join(OPTIONS),
-            )
+            raise ConfigError(f"unknown option(s) {', '.join(unknown)} for openai:{rest}",
+                              where="openai model options", fix="known options: " + ", ".join(OPTIONS))
         model, spec_url = split_spec(rest)
-        base_url = options.get("base_url")
-        if spec_url and base_url and normalize_base_url(spec_url) != normalize_base_url(str(base_url)):
-            raise ConfigError(
-                f"two base URLs: {public_url(spec_url)} (spec) and {public_url(str(base_url))} (--base-url)",
-                where="--model / --base-url",
-                fix="give the base URL once",
-            )
-        retry = RetryPolicy(
-            max_retries=_number(options, "max_retries", int, 0, RetryPolicy.max_retries),
-            backoff=_number(options, "backoff", float, 0, RetryPolicy.backoff),
-            max_backoff=_number(options, "max_backoff", float, 0, RetryPolicy.max_backoff),
-        )
-        return cls(
-            model,
-            base_url=spec_url or str(base_url or DEFAULT_BASE_URL),
-            api_key_env=str(options.get("api_key_env") or DEFAULT_KEY_ENV),
-            timeout=_number(options, "timeout", float, 0.001, 120.0),
-            retry=retry,
-            spec=f"openai:{rest}",
-        )
+        option_url = options.get("base_url")
+        if spec_url and option_url and normalize_base_url(spec_url) != normalize_base_url(str(option_url)):
+            shown = f"{public_url(spec_url)} (spec) and {public_url(str(option_url))}"
+            raise ConfigError(f"two base URLs: {shown}",
+                              where="--model / --base-url", fix="give the base URL once")
+        retry = RetryPolicy(max_retries=_number(options, "max_retries", int, 0, RetryPolicy.max_retries),
+                            backoff=_number(options, "backoff", float, 0, RetryPolicy.backoff),
+                            max_backoff=_number(options, "max_backoff", float, 0, RetryPolicy.max_backoff))
+        return cls(model, base_url=spec_url or str(option_url or DEFAULT_BASE_URL),
+                   api_key_env=str(options.get("api_key_env") or DEFAULT_KEY_ENV),
+                   timeout=_number(options, "timeout", float, 0.001, 120.0), retry=retry,
+                   spec=f"openai:{rest}")
 
     def _read_key(self) -> str:
         key = os.environ.get(self.api_key_env, "").strip()
@@ -230,73 +220,89 @@ class OpenAIAdapter:
             return key
         if is_local(self.base_url):
             return PLACEHOLDER_KEY
-        raise ConfigError(
-            f"environment variable {self.api_key_env} is not set",
-            where=self._where,
-            fix=f"export {self.api_key_env}=<your key>, or name another variable with api_key_env=NAME",
-        )
+        raise ConfigError(f"environment variable {self.api_key_env} is not set", where=self._where,
+                          fix=f"export {self.api_key_env}=<key>, or name another one with api_key_env=NAME")
 
     def _make_client(self, key: str) -> Any:
         try:
             import openai
         except ImportError:
             raise MissingDependency("the openai: model backend", "the openai SDK", "api") from None
-        return openai.OpenAI(api_key=key, base_url=self.base_url, timeout=self.timeout, max_retries=0)
+        return openai.AsyncOpenAI(api_key=key, base_url=self.base_url, timeout=self.timeout, max_retries=0)
 
     def info(self) -> dict[str, Any]:
         """Name, base URL (no credentials) and, once a response carried one, the system fingerprint."""
         with self._lock:
             seen = dict(self._seen)
-        info: dict[str, Any] = {
-            "name": self.model,
-            "revision": seen.get("system_fingerprint"),
-            "base_url": public_url(self.base_url),
-            "api": "openai-chat-completions",
-        }
+        info: dict[str, Any] = {"name": self.model, "revision": seen.get("system_fingerprint"),
+                                "base_url": public_url(self.base_url), "api": "openai-chat-completions"}
         if "served_model" in seen:
             info["served_model"] = seen["served_model"]
         return info
 
-    def generate(
-        self, requests: Sequence[Request], config: GenerationConfig
-    ) -> Iterator[tuple[Request, Generation]]:
+    def generate(self, requests: Sequence[Request],
+                 config: GenerationConfig) -> Iterator[tuple[Request, Generation]]:
         """Send every request, `config.concurrency` at a time; yield each answer as it completes."""
         if not requests:
             return
         if config.concurrency < 1:
-            raise ConfigError(
-                f"concurrency {config.concurrency} is below 1", where="--concurrency", fix="use 1 or more"
-            )
-        params = request_params(config)
-        stop = threading.Event()
-        workers = min(config.concurrency, len(requests))
-        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="openai-request")
+            raise ConfigError(f"concurrency {config.concurrency} is below 1", where="--concurrency",
+                              fix="use 1 or more")
+        if self._loop is None:
+            self._loop = _LoopThread()
+        results: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        sending = self._send_all(requests, request_params(config), config.concurrency, results)
+        future = self._loop.submit(sending)
         try:
-            futures = {pool.submit(self._complete, request, params, stop): request for request in requests}
-            for future in as_completed(futures):
-                yield futures[future], future.result()
+            for _ in requests:
+                item = results.get()
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
         finally:
-            stop.set()
-            pool.shutdown(wait=False, cancel_futures=True)
+            future.cancel()  # after an error or when the caller stops early: cancel what is still in flight
 
-    def _complete(self, request: Request, params: dict[str, Any], stop: threading.Event) -> Generation:
+    async def _send_all(self, requests: Sequence[Request], params: dict[str, Any], concurrency: int,
+                        results: queue.SimpleQueue[Any]) -> None:
+        """Put `(request, generation)` on `results` as each completes, then the first fatal error if any."""
+        semaphore, stopped = asyncio.Semaphore(concurrency), asyncio.Event()
+
+        async def send(request: Request) -> None:
+            async with semaphore:
+                if stopped.is_set():
+                    return
+                try:
+                    results.put((request, await self._complete(request, params)))
+                except BaseException:
+                    stopped.set()  # requests still waiting for the semaphore are never sent
+                    raise
+
+        tasks = [asyncio.ensure_future(send(request)) for request in requests]
+        try:
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+            errors = [task.exception() for task in done if not task.cancelled() and task.exception()]
+            if errors:
+                results.put(errors[0])
+        except BaseException as exc:
+            results.put(exc)
+            raise
+        finally:
+            for task in tasks:
+                task.cancel()
+
+    async def _complete(self, request: Request, params: dict[str, Any]) -> Generation:
         """One request with retries; raises ModelError for what no retry can fix."""
         import openai
 
-        started = time.perf_counter()
-        attempts = self.retry.max_retries + 1
+        started, attempts = time.perf_counter(), self.retry.max_retries + 1
+        body = {"model": self.model, "messages": request.messages, **params}
         for attempt in range(attempts):
-            if stop.is_set():
-                return Generation(text=None, error="cancelled", seconds=time.perf_counter() - started)
             retry_after = None
-            try:
-                response = self._client.chat.completions.create(
-                    model=self.model, messages=request.messages, **params
-                )
+            try:  # the SDK's documented raw route: same client, auth and errors, no per-call type transform
+                response = await self._client.post("/chat/completions", body=body, cast_to=dict)
                 return self._generation(response, started)
             except openai.APIStatusError as exc:
-                if self._is_fatal(exc):
-                    stop.set()
+                if exc.status_code in FATAL_STATUSES or getattr(exc, "code", None) == "model_not_found":
                     raise self._fatal_error(exc) from None
                 if not (exc.status_code in RETRY_STATUSES or exc.status_code >= 500):
                     return self._failed(request, self._describe(exc), started)
@@ -305,84 +311,63 @@ class OpenAIAdapter:
                 failure = "timed out" if isinstance(exc, openai.APITimeoutError) else "connection error"
             if attempt + 1 < attempts:
                 wait = self.retry.delay(attempt, retry_after)
-                log.warning(
-                    "%s: request %s failed (%s); retry %d/%d in %.1fs",
-                    self._where,
-                    request.id,
-                    failure,
-                    attempt + 1,
-                    self.retry.max_retries,
-                    wait,
-                )
-                if stop.wait(wait):
-                    return Generation(text=None, error="cancelled", seconds=time.perf_counter() - started)
+                log.warning("%s: request %s failed (%s); retry %d/%d in %.1fs", self._where, request.id,
+                            failure, attempt + 1, self.retry.max_retries, wait)
+                await asyncio.sleep(wait)
         if failure == "connection error":
-            stop.set()
-            raise ModelError(
-                f"cannot reach the server after {attempts} attempts ({failure})",
-                where=self._where,
-                fix="start the server, or fix the base URL (--base-url / openai:MODEL@BASE_URL)",
-            )
+            raise ModelError(f"cannot reach the server after {attempts} attempts ({failure})",
+                             where=self._where, fix=f"start the server, or fix the base URL ({URL_WHERE})")
         return self._failed(request, f"gave up after {attempts} attempts: {failure}", started)
 
     def _generation(self, response: Any, started: float) -> Generation:
-        usage = Usage()
-        if response.usage is not None:
-            usage = Usage(response.usage.prompt_tokens or 0, response.usage.completion_tokens or 0)
+        """A chat.completion JSON object -> Generation; records usage and the server's identity."""
+        if not isinstance(response, dict):
+            return Generation(text=None, error="the response is not a chat.completion object")
+        counts = response.get("usage") or {}
+        usage = Usage(int(counts.get("prompt_tokens") or 0), int(counts.get("completion_tokens") or 0))
         with self._lock:
             self.total_usage.prompt_tokens += usage.prompt_tokens
             self.total_usage.completion_tokens += usage.completion_tokens
-            if getattr(response, "system_fingerprint", None):
-                self._seen["system_fingerprint"] = response.system_fingerprint
-            if getattr(response, "model", None):
-                self._seen["served_model"] = response.model
-        choice = response.choices[0] if response.choices else None
-        text = choice.message.content if choice is not None else None
-        finish = choice.finish_reason if choice is not None else None
-        error = None if text is not None else f"the response has no message content (finish_reason={finish})"
-        return Generation(
-            text=text, usage=usage, seconds=time.perf_counter() - started, error=error, finish_reason=finish
-        )
+            for field, name in (("system_fingerprint", "system_fingerprint"), ("model", "served_model")):
+                if isinstance(response.get(field), str) and response[field]:
+                    self._seen[name] = response[field]
+        choices = response.get("choices") or [{}]
+        choice = choices[0] if isinstance(choices[0], dict) else {}
+        text, finish = (choice.get("message") or {}).get("content"), choice.get("finish_reason")
+        if isinstance(text, list):  # content parts
+            text = "".join(part.get("text", "") for part in text if isinstance(part, dict))
+        error = None if isinstance(text, str) else f"the response has no content (finish_reason={finish})"
+        return Generation(text=text if isinstance(text, str) else None, usage=usage, error=error,
+                          seconds=time.perf_counter() - started, finish_reason=finish)
 
     def _failed(self, request: Request, error: str, started: float) -> Generation:
         log.warning("%s: request %s failed: %s", self._where, request.id, error)
         return Generation(text=None, error=error, seconds=time.perf_counter() - started)
 
-    def _is_fatal(self, exc: Any) -> bool:
-        return exc.status_code in FATAL_STATUSES or getattr(exc, "code", None) == "model_not_found"
-
     def _describe(self, exc: Any) -> str:
         """`HTTP <status>: <server message>`, shortened and with the key redacted."""
         body = exc.body if isinstance(exc.body, dict) else {}
-        message = str(body.get("message") or exc.message or "")
-        return self._redact(f"HTTP {exc.status_code}: {' '.join(message.split())[:200]}")
+        message = " ".join(str(body.get("message") or exc.message or "").split())[:200]
+        text, key = f"HTTP {exc.status_code}: {message}", self._client.api_key
+        if isinstance(key, str) and len(key) >= 4 and key != PLACEHOLDER_KEY:
+            text = text.replace(key, "***")
+        return text
 
     def _fatal_error(self, exc: Any) -> ModelError:
-        status = exc.status_code
-        if status == 401:
+        if exc.status_code == 401:
             what, fix = "API key rejected", f"set a valid key in ${self.api_key_env} (or api_key_env=NAME)"
-        elif status == 403:
+        elif exc.status_code == 403:
             what, fix = "access denied", "check that this key's project or organisation may use this model"
         else:
             what = f"model {self.model!r} not found"
             fix = f"check the model name (GET {public_url(self.base_url)}/models lists them) and the base URL"
         return ModelError(f"{what} ({self._describe(exc)})", where=self._where, fix=fix)
 
-    def _redact(self, text: str) -> str:
-        key = self._client.api_key
-        if isinstance(key, str) and len(key) >= 4 and key != PLACEHOLDER_KEY:
-            text = text.replace(key, "***")
-        return text
-
     def close(self) -> None:
-        self._client.close()
-
-
-def request_params(config: GenerationConfig) -> dict[str, Any]:
-    """GenerationConfig -> chat.completions.create keyword arguments."""
-    return {
-        "max_tokens": config.max_new_tokens,
-        "temperature": config.temperature,
-        "top_p": config.top_p,
-        "seed": config.seed,
-    }
+        """Close the HTTP connections and stop the event loop thread."""
+        if self._loop is not None:
+            try:
+                self._loop.submit(self._client.close()).result(timeout=10)
+            finally:
+                self._loop.stop()
+                self._loop = None

@@ -33,9 +33,15 @@ SECRET = "sk-test-SECRET123"
 FAST = {"backoff": 0.0, "max_retries": 3}  # no waiting between retries unless a test asks for it
 
 
+OPEN: list[OpenAIAdapter] = []
+
+
 @pytest.fixture(autouse=True)
-def _fake_key(monkeypatch: pytest.MonkeyPatch) -> None:
+def _fake_key_and_cleanup(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    yield
+    while OPEN:
+        OPEN.pop().close()
 
 
 def requests_for(*questions: str) -> list[Request]:
@@ -54,6 +60,7 @@ def question(body: dict[str, Any]) -> str:
 def adapter_for(server: FakeOpenAI, model: str = "fake-model", **options: Any) -> OpenAIAdapter:
     adapter = load_model(f"openai:{model}@{server.base_url}", **options)
     assert isinstance(adapter, OpenAIAdapter)
+    OPEN.append(adapter)
     return adapter
 
 
@@ -131,9 +138,9 @@ def test_maps_generation_config_and_records_usage(fake_openai) -> None:
     assert body["messages"][0] == {"role": "system", "content": "You are Li Bai."}
     assert server.received[0].headers["authorization"] == f"Bearer {SECRET}"
     info = adapter.info()
-    assert (
-        info["revision"] == "fp_42" and info["name"] == "fake-model" and info["base_url"] == server.base_url
-    )
+    assert (info["revision"], info["name"], info["base_url"]) == ("fp_42", "fake-model", server.base_url)
+    assert run(adapter, requests_for("c"))["c"].text == "ahoy"  # the same adapter serves a second batch
+    assert adapter.total_usage.prompt_tokens == 33
 
 
 def test_requests_really_run_concurrently(fake_openai) -> None:
@@ -177,6 +184,15 @@ def test_results_are_yielded_as_they_complete(fake_openai) -> None:
     release.set()
     rest = {request.id: generation.text for request, generation in stream}
     assert rest["slow"] == "done slow" and len(rest) == 2
+
+
+def test_abandoning_the_results_stops_sending(fake_openai) -> None:
+    server = fake_openai(lambda body: Reply(text="ok", delay=0.1))
+    stream = adapter_for(server).generate(requests_for(*map(str, range(40))), GenerationConfig(concurrency=2))
+    next(stream)
+    stream.close()  # e.g. the runner failed while storing: nothing more should be sent
+    time.sleep(0.5)  # would be ~10 more requests if sending went on
+    assert server.count() <= 4
 
 
 def test_rate_limit_retry_after_is_honoured(fake_openai) -> None:
@@ -225,7 +241,7 @@ def test_timeouts_are_retried_then_reported(fake_openai) -> None:
 def test_missing_content_is_not_an_answer(fake_openai) -> None:
     server = fake_openai(lambda body: Reply(text=None, finish_reason="content_filter"))
     out = run(adapter_for(server), requests_for("q"))
-    assert out["q"].text is None and "content_filter" in out["q"].error
+    assert out["q"].text is None and "no content (finish_reason=content_filter)" in out["q"].error
 
 
 @pytest.mark.parametrize("status, words", [(401, "API key rejected"), (403, "access denied")])
