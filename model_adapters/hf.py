@@ -80,20 +80,25 @@ def _convert(value: Any, annotation: str, key: str, where: str) -> Any:
             return float(value)
     except ValueError:
         kind = annotation.split("|")[0].strip()
-        raise ConfigError(f"option {key}={value!r} is not a {kind}", where=where, fix=f"give {key} a {kind}") from None
+        raise ConfigError(
+            f"option {key}={value!r} is not a {kind}", where=where, fix=f"give {key} a {kind}"
+        ) from None
     return value
 
 
 def coerce_options(schema: type, options: dict[str, Any], backend: str, where: str = "--model-args") -> Any:
-    """Build the options dataclass `schema` from `key=value` options, converting strings to each field's type."""
+    """The options dataclass `schema` from `key=value` options (strings converted to field types)."""
     known = {f.name: str(f.type) for f in fields(schema)}
     values = {}
     for key, value in options.items():
         if key not in known:
             close = difflib.get_close_matches(key, list(known), n=1)
             hint = f"did you mean {close[0]}? " if close else ""
-            raise ConfigError(f"unknown option {key!r} for {backend} models", where=where,
-                              fix=hint + "known options: " + ", ".join(known))
+            raise ConfigError(
+                f"unknown option {key!r} for {backend} models",
+                where=where,
+                fix=hint + "known options: " + ", ".join(known),
+            )
         values[key] = _convert(value, known[key], key, where)
     return schema(**values)
 
@@ -153,12 +158,16 @@ class HFAdapter:
         self.torch, _ = import_transformers()
         self.tokenizer = self._load_tokenizer()
         self.model = self._load_model().eval()
-        self.prompt_format = "chat" if self.options.apply_chat_template and self.tokenizer.chat_template else "plain"
+        self.prompt_format = (
+            "chat" if self.options.apply_chat_template and self.tokenizer.chat_template else "plain"
+        )
         self.system_role = self._probe_system_role()
         self.eos_ids = self._eos_ids()
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
-        self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.eos_ids[0]
+        self.pad_id = (
+            self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.eos_ids[0]
+        )
 
     @classmethod
     def from_spec(cls, rest: str, **options: Any) -> HFAdapter:
@@ -189,16 +198,22 @@ class HFAdapter:
             raise self._load_error("tokenizer", name, error) from None
 
     def _load_error(self, what: str, name: str, error: BaseException) -> ModelError:
-        return ModelError(f"cannot load the {what} of {name!r}: {first_line(error)}", where="--model",
-                          fix="check the id, path and revision (with HF_HUB_OFFLINE=1 it must already be in "
-                          "the Hugging Face cache)")
+        return ModelError(
+            f"cannot load the {what} of {name!r}: {first_line(error)}",
+            where="--model",
+            fix="check the id, path and revision (with HF_HUB_OFFLINE=1 it must already be in "
+            "the Hugging Face cache)",
+        )
 
     def _dtype(self) -> Any:
         dtype = self.options.dtype.lower().replace("fp32", "float32").replace("fp16", "float16")
         dtype = {"bf16": "bfloat16", "half": "float16", "float": "float32"}.get(dtype, dtype)
         if dtype not in DTYPES:
-            raise ConfigError(f"unknown dtype {self.options.dtype!r}", where="--model-args",
-                              fix="use dtype=" + "|".join(DTYPES))
+            raise ConfigError(
+                f"unknown dtype {self.options.dtype!r}",
+                where="--model-args",
+                fix="use dtype=" + "|".join(DTYPES),
+            )
         return "auto" if dtype == "auto" else getattr(self.torch, dtype)
 
     def _device_kwargs(self) -> dict[str, Any]:
@@ -206,8 +221,11 @@ class HFAdapter:
         if device == "auto":
             return {"device_map": "auto"} if self.torch.cuda.is_available() else {}
         if device.startswith("cuda") and not self.torch.cuda.is_available():
-            raise ConfigError(f"device={device} but no CUDA GPU is visible", where="--model-args",
-                              fix="use device=cpu or device=auto")
+            raise ConfigError(
+                f"device={device} but no CUDA GPU is visible",
+                where="--model-args",
+                fix="use device=cpu or device=auto",
+            )
         return {} if device == "cpu" else {"device_map": device}
 
     def _load_model(self) -> Any:
@@ -226,7 +244,10 @@ class HFAdapter:
         if self.prompt_format == "plain":
             return "merged"
         return probe_system_role(
-            lambda messages: self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True))
+            lambda messages: self.tokenizer.apply_chat_template(
+                messages, tokenize=False, add_generation_prompt=True
+            )
+        )
 
     def _eos_ids(self) -> list[int]:
         ids: list[int] = []
@@ -236,8 +257,11 @@ class HFAdapter:
                 if token is not None and token not in ids:
                     ids.append(int(token))
         if not ids:
-            raise ModelError(f"{self.name!r} has no EOS token", where="--model",
-                             fix="use a tokenizer with an eos_token, or a model whose generation_config sets one")
+            raise ModelError(
+                f"{self.name!r} has no EOS token",
+                where="--model",
+                fix="use a tokenizer with an eos_token, or a model whose generation_config sets one",
+            )
         return ids
 
     # prompts and generation ------------------------------------------------------------------------
@@ -259,48 +283,70 @@ class HFAdapter:
 
         sampling = config.temperature > 0
         return HFGenerationConfig(
-            max_new_tokens=config.max_new_tokens, do_sample=sampling,
-            temperature=config.temperature if sampling else 1.0, top_p=config.top_p if sampling else 1.0,
-            repetition_penalty=1.0, num_beams=1, eos_token_id=self.eos_ids, pad_token_id=self.pad_id,
+            max_new_tokens=config.max_new_tokens,
+            do_sample=sampling,
+            temperature=config.temperature if sampling else 1.0,
+            top_p=config.top_p if sampling else 1.0,
+            repetition_penalty=1.0,
+            num_beams=1,
+            eos_token_id=self.eos_ids,
+            pad_token_id=self.pad_id,
             **({"top_k": 0} if sampling else {}),  # sampling: temperature and top_p only
         )
 
-    def generate(self, requests: Sequence[Request], config: GenerationConfig) -> Iterator[tuple[Request, Generation]]:
+    def generate(
+        self, requests: Sequence[Request], config: GenerationConfig
+    ) -> Iterator[tuple[Request, Generation]]:
         if config.batch_size < 1:
-            raise ConfigError(f"batch size {config.batch_size} is not positive", where="--batch-size",
-                              fix="use --batch-size 1 or more")
+            raise ConfigError(
+                f"batch size {config.batch_size} is not positive",
+                where="--batch-size",
+                fix="use --batch-size 1 or more",
+            )
         encoded = [self.encode(request.messages) for request in requests]
         order = sorted(range(len(requests)), key=lambda i: -len(encoded[i]))
         hf_config = self._hf_generation_config(config)
         if config.temperature > 0:
             self.torch.manual_seed(config.seed)
         for start in range(0, len(order), config.batch_size):
-            batch = order[start:start + config.batch_size]
-            yield from self._generate_batch([requests[i] for i in batch], [encoded[i] for i in batch], hf_config)
+            batch = order[start : start + config.batch_size]
+            yield from self._generate_batch(
+                [requests[i] for i in batch], [encoded[i] for i in batch], hf_config
+            )
 
     def _input_device(self) -> Any:
         return self.model.get_input_embeddings().weight.device
 
-    def _generate_batch(self, requests: list[Request], encoded: list[list[int]],
-                        hf_config: Any) -> Iterator[tuple[Request, Generation]]:
+    def _generate_batch(
+        self, requests: list[Request], encoded: list[list[int]], hf_config: Any
+    ) -> Iterator[tuple[Request, Generation]]:
         started = time.perf_counter()
         width = max(len(ids) for ids in encoded)
         padded = [[self.pad_id] * (width - len(ids)) + ids for ids in encoded]
         mask = [[0] * (width - len(ids)) + [1] * len(ids) for ids in encoded]
         device = self._input_device()
         with self.torch.inference_mode():
-            output = self.model.generate(input_ids=self.torch.tensor(padded, device=device),
-                                         attention_mask=self.torch.tensor(mask, device=device),
-                                         generation_config=hf_config)
+            output = self.model.generate(
+                input_ids=self.torch.tensor(padded, device=device),
+                attention_mask=self.torch.tensor(mask, device=device),
+                generation_config=hf_config,
+            )
         new_tokens = output[:, width:].tolist()
         seconds = (time.perf_counter() - started) / len(requests)
-        for request, ids, tokens in zip(requests, encoded, new_tokens):
+        for request, ids, tokens in zip(requests, encoded, new_tokens, strict=True):
             stop = next((i for i, token in enumerate(tokens) if token in self.eos_ids), None)
             completion = tokens if stop is None else tokens[:stop]
             text = self.tokenizer.decode(completion, skip_special_tokens=True)
             usage = Usage(prompt_tokens=len(ids), completion_tokens=len(completion) + (stop is not None))
-            yield request, Generation(text=text, usage=usage, seconds=seconds,
-                                      finish_reason="length" if stop is None else "stop")
+            yield (
+                request,
+                Generation(
+                    text=text,
+                    usage=usage,
+                    seconds=seconds,
+                    finish_reason="length" if stop is None else "stop",
+                ),
+            )
 
     # identity ------------------------------------------------------------------------------------
 
@@ -316,7 +362,9 @@ class HFAdapter:
             "device": str(self._input_device()),
             "prompt_format": self.prompt_format,
             "system_role": self.system_role,
-            "chat_template_sha256": text_sha256(self.tokenizer.chat_template) if self.prompt_format == "chat" else None,
+            "chat_template_sha256": text_sha256(self.tokenizer.chat_template)
+            if self.prompt_format == "chat"
+            else None,
         }
 
     def close(self) -> None:

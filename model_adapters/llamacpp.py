@@ -1,4 +1,4 @@
-"""`llamacpp:PATH_TO_GGUF` (or `llamacpp:smollm2`, or `smollm2:135m`): a GGUF model run in-process by llama.cpp.
+"""`llamacpp:PATH_TO_GGUF` (or `llamacpp:smollm2`, `smollm2:135m`): a GGUF model run by llama.cpp.
 
 Chat prompts are rendered by llama-cpp-python from the chat template stored in the GGUF
 (`create_chat_completion`); a template that rejects or drops a system turn gets the system text
@@ -62,7 +62,9 @@ def file_sha256(path: Path) -> str:
 class LlamaCppAdapter:
     """llama_cpp.Llama behind the ModelAdapter protocol."""
 
-    def __init__(self, path: Path, options: LlamaCppOptions | None = None, *, spec: str | None = None) -> None:
+    def __init__(
+        self, path: Path, options: LlamaCppOptions | None = None, *, spec: str | None = None
+    ) -> None:
         self.options = options or LlamaCppOptions()
         self.path = path
         self.spec = spec or f"llamacpp:{path}"
@@ -71,15 +73,27 @@ class LlamaCppAdapter:
         except ImportError:
             raise MissingDependency("llamacpp: models", "llama-cpp-python", "llamacpp") from None
         if not path.is_file():
-            raise ConfigError(f"GGUF file {str(path)!r} not found", where="--model",
-                              fix="write llamacpp:PATH_TO_FILE.gguf, or llamacpp:smollm2")
+            raise ConfigError(
+                f"GGUF file {str(path)!r} not found",
+                where="--model",
+                fix="write llamacpp:PATH_TO_FILE.gguf, or llamacpp:smollm2",
+            )
         try:
-            self.llm = Llama(model_path=str(path), n_ctx=self.options.n_ctx, n_threads=self.options.n_threads,
-                             n_batch=self.options.n_batch, n_gpu_layers=self.options.n_gpu_layers,
-                             chat_format=self.options.chat_format, verbose=self.options.verbose)
+            self.llm = Llama(
+                model_path=str(path),
+                n_ctx=self.options.n_ctx,
+                n_threads=self.options.n_threads,
+                n_batch=self.options.n_batch,
+                n_gpu_layers=self.options.n_gpu_layers,
+                chat_format=self.options.chat_format,
+                verbose=self.options.verbose,
+            )
         except (ValueError, RuntimeError) as error:
-            raise ModelError(f"llama.cpp cannot load {str(path)!r}: {first_line(error)}", where="--model",
-                             fix="check that the file is a GGUF model supported by this llama-cpp-python") from None
+            raise ModelError(
+                f"llama.cpp cannot load {str(path)!r}: {first_line(error)}",
+                where="--model",
+                fix="check that the file is a GGUF model supported by this llama-cpp-python",
+            ) from None
         self.template = None if self.options.chat_format else self.llm.metadata.get("tokenizer.chat_template")
         self.system_role = self._probe_system_role()
         self._sha256: str | None = None
@@ -98,17 +112,28 @@ class LlamaCppAdapter:
             return "system"  # a named chat_format (chatml, llama-2, ...): these all place a system turn
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
-        formatter = Jinja2ChatFormatter(template=self.template, eos_token=self._special_text(self.llm.token_eos()),
-                                        bos_token=self._special_text(self.llm.token_bos()))
+        formatter = Jinja2ChatFormatter(
+            template=self.template,
+            eos_token=self._special_text(self.llm.token_eos()),
+            bos_token=self._special_text(self.llm.token_bos()),
+        )
         return probe_system_role(lambda messages: formatter(messages=messages).prompt)
 
     def _sampling(self, config: GenerationConfig) -> dict[str, Any]:
         sampling = config.temperature > 0
-        return {"temperature": config.temperature if sampling else 0.0, "top_p": config.top_p if sampling else 1.0,
-                "top_k": 0, "min_p": 0.0, "repeat_penalty": 1.0, "seed": config.seed,
-                "max_tokens": config.max_new_tokens}
+        return {
+            "temperature": config.temperature if sampling else 0.0,
+            "top_p": config.top_p if sampling else 1.0,
+            "top_k": 0,
+            "min_p": 0.0,
+            "repeat_penalty": 1.0,
+            "seed": config.seed,
+            "max_tokens": config.max_new_tokens,
+        }
 
-    def generate(self, requests: Sequence[Request], config: GenerationConfig) -> Iterator[tuple[Request, Generation]]:
+    def generate(
+        self, requests: Sequence[Request], config: GenerationConfig
+    ) -> Iterator[tuple[Request, Generation]]:
         sampling = self._sampling(config)
         for request in requests:
             messages = merge_system(request.messages) if self.system_role == "merged" else request.messages
@@ -116,15 +141,28 @@ class LlamaCppAdapter:
             try:
                 response = self.llm.create_chat_completion(messages=messages, **sampling)
             except ValueError as error:  # e.g. the prompt does not fit in n_ctx
-                yield request, Generation(text=None, error=f"llama.cpp: {first_line(error)}",
-                                          seconds=time.perf_counter() - started)
+                yield (
+                    request,
+                    Generation(
+                        text=None,
+                        error=f"llama.cpp: {first_line(error)}",
+                        seconds=time.perf_counter() - started,
+                    ),
+                )
                 continue
             choice, usage = response["choices"][0], response.get("usage") or {}
-            yield request, Generation(
-                text=choice["message"]["content"] or "",
-                usage=Usage(prompt_tokens=usage.get("prompt_tokens", 0),
-                            completion_tokens=usage.get("completion_tokens", 0)),
-                seconds=time.perf_counter() - started, finish_reason=choice.get("finish_reason"))
+            yield (
+                request,
+                Generation(
+                    text=choice["message"]["content"] or "",
+                    usage=Usage(
+                        prompt_tokens=usage.get("prompt_tokens", 0),
+                        completion_tokens=usage.get("completion_tokens", 0),
+                    ),
+                    seconds=time.perf_counter() - started,
+                    finish_reason=choice.get("finish_reason"),
+                ),
+            )
 
     def info(self) -> dict[str, Any]:
         if self._sha256 is None:
@@ -155,6 +193,11 @@ class SmolLM2Adapter(LlamaCppAdapter):
     @classmethod
     def from_spec(cls, rest: str, **options: Any) -> LlamaCppAdapter:
         if rest.lower() not in ("135m", "135m-instruct", "instruct"):
-            raise ConfigError(f"unknown SmolLM2 variant {rest!r}", where="--model",
-                              fix="write smollm2:135m (the only embedded one), or llamacpp:PATH_TO_GGUF")
-        return cls(smollm2_gguf(), coerce_options(LlamaCppOptions, options, "smollm2:"), spec=f"smollm2:{rest}")
+            raise ConfigError(
+                f"unknown SmolLM2 variant {rest!r}",
+                where="--model",
+                fix="write smollm2:135m (the only embedded one), or llamacpp:PATH_TO_GGUF",
+            )
+        return cls(
+            smollm2_gguf(), coerce_options(LlamaCppOptions, options, "smollm2:"), spec=f"smollm2:{rest}"
+        )

@@ -43,8 +43,11 @@ def split_lmeval_spec(rest: str) -> tuple[str, str]:
     name, _, args = rest.partition(",")
     name = name.strip()
     if not name or "=" in name:
-        raise ConfigError(f"lmeval spec {rest!r} does not start with an lm-eval model name", where="--model",
-                          fix="write lmeval:MODEL_NAME[,key=value...], e.g. lmeval:hf,pretrained=gpt2")
+        raise ConfigError(
+            f"lmeval spec {rest!r} does not start with an lm-eval model name",
+            where="--model",
+            fix="write lmeval:MODEL_NAME[,key=value...], e.g. lmeval:hf,pretrained=gpt2",
+        )
     return name, args.strip()
 
 
@@ -67,13 +70,17 @@ def build_lm(name: str, args: str, extra: dict[str, Any]) -> Any:
     try:
         cls = get_model(name)
     except ValueError as error:
-        raise ConfigError(f"lm-eval has no model {name!r}", where="--model",
-                          fix=first_line(error).split("found! ")[-1]) from None
+        raise ConfigError(
+            f"lm-eval has no model {name!r}", where="--model", fix=first_line(error).split("found! ")[-1]
+        ) from None
     try:
         return cls.create_from_arg_string(args, extra)
     except (OSError, ValueError, TypeError, KeyError) as error:
-        raise ModelError(f"lm-eval cannot build model {name!r} from {redacted(args)!r}: {first_line(error)}",
-                         where="--model", fix="check the lm-eval model arguments (lm_eval --model_args syntax)") from None
+        raise ModelError(
+            f"lm-eval cannot build model {name!r} from {redacted(args)!r}: {first_line(error)}",
+            where="--model",
+            fix="check the lm-eval model arguments (lm_eval --model_args syntax)",
+        ) from None
 
 
 class LMEvalAdapter:
@@ -86,8 +93,10 @@ class LMEvalAdapter:
             raise ConfigError("chunk_size must be at least 1", where="--model-args")
         self.spec = f"lmeval:{name}" + (f",{redacted(args)}" if args else "")
         self.fixed_batch_size = "batch_size=" in args
-        extra = {"batch_size": None if self.fixed_batch_size else GenerationConfig().batch_size,
-                 "device": self.options.device}
+        extra = {
+            "batch_size": None if self.fixed_batch_size else GenerationConfig().batch_size,
+            "device": self.options.device,
+        }
         self.lm = build_lm(name, args, extra)
         self.prompt_format = "chat" if self.options.apply_chat_template and self._renders_chat() else "plain"
         self.system_role = "merged" if self.prompt_format == "plain" else probe_system_role(self._chat)
@@ -116,8 +125,12 @@ class LMEvalAdapter:
 
     def _gen_kwargs(self, config: GenerationConfig) -> dict[str, Any]:
         sampling = config.temperature > 0
-        kwargs: dict[str, Any] = {"until": [], "max_gen_toks": config.max_new_tokens, "do_sample": sampling,
-                                  "temperature": config.temperature if sampling else 0.0}
+        kwargs: dict[str, Any] = {
+            "until": [],
+            "max_gen_toks": config.max_new_tokens,
+            "do_sample": sampling,
+            "temperature": config.temperature if sampling else 0.0,
+        }
         if sampling:
             kwargs["top_p"] = config.top_p
         return kwargs
@@ -136,22 +149,31 @@ class LMEvalAdapter:
         encode = getattr(self.lm, "tok_encode", None)
         return len(encode(text)) if callable(encode) else 0
 
-    def generate(self, requests: Sequence[Request], config: GenerationConfig) -> Iterator[tuple[Request, Generation]]:
+    def generate(
+        self, requests: Sequence[Request], config: GenerationConfig
+    ) -> Iterator[tuple[Request, Generation]]:
         from lm_eval.api.instance import Instance
 
         self._prepare(config)
         kwargs = self._gen_kwargs(config)
         size = self.options.chunk_size
         for start in range(0, len(requests), size):
-            chunk = list(requests[start:start + size])
+            chunk = list(requests[start : start + size])
             contexts = [self.render(r.messages) for r in chunk]
-            instances = [Instance(request_type="generate_until", doc={"id": r.id}, arguments=(ctx, dict(kwargs)),
-                                  idx=0, metadata=("rolebench", start + i, 1))
-                         for i, (r, ctx) in enumerate(zip(chunk, contexts))]
+            instances = [
+                Instance(
+                    request_type="generate_until",
+                    doc={"id": r.id},
+                    arguments=(ctx, dict(kwargs)),
+                    idx=0,
+                    metadata=("rolebench", start + i, 1),
+                )
+                for i, (r, ctx) in enumerate(zip(chunk, contexts, strict=True))
+            ]
             started = time.perf_counter()
             texts = self.lm.generate_until(instances, **self._quiet)
             seconds = (time.perf_counter() - started) / len(chunk)
-            for request, context, text in zip(chunk, contexts, texts):
+            for request, context, text in zip(chunk, contexts, texts, strict=True):
                 usage = Usage(prompt_tokens=self._count(context), completion_tokens=self._count(text))
                 yield request, Generation(text=text, usage=usage, seconds=seconds)
 

@@ -31,15 +31,21 @@ def split_base_adapter(rest: str) -> tuple[str, str]:
     """`BASE+ADAPTER` -> (BASE, ADAPTER), each possibly with @REVISION."""
     base, sep, adapter = rest.partition("+")
     if not sep or not base.strip() or not adapter.strip():
-        raise ConfigError(f"peft spec {rest!r} needs a base model and an adapter", where="--model",
-                          fix="write peft:BASE+ADAPTER, e.g. peft:meta-llama/Llama-2-7b-hf+./my-lora")
+        raise ConfigError(
+            f"peft spec {rest!r} needs a base model and an adapter",
+            where="--model",
+            fix="write peft:BASE+ADAPTER, e.g. peft:meta-llama/Llama-2-7b-hf+./my-lora",
+        )
     return base.strip(), adapter.strip()
 
 
 def adapter_weights_sha256(folder: Path) -> str | None:
     """sha256 over the names and bytes of a local adapter's weight files (None if it has none)."""
-    files = sorted(p for p in folder.iterdir() if p.is_file() and p.name.startswith("adapter_")
-                   and p.suffix in WEIGHT_SUFFIXES)
+    files = sorted(
+        p
+        for p in folder.iterdir()
+        if p.is_file() and p.name.startswith("adapter_") and p.suffix in WEIGHT_SUFFIXES
+    )
     if not files:
         return None
     digest = hashlib.sha256()
@@ -57,21 +63,36 @@ class PeftAdapter(HFAdapter):
     scheme = "peft"
     backend = "transformers+peft"
 
-    def __init__(self, base: str, base_revision: str | None, adapter: str, adapter_revision: str | None,
-                 options: PeftOptions | None = None) -> None:
+    def __init__(
+        self,
+        base: str,
+        base_revision: str | None,
+        adapter: str,
+        adapter_revision: str | None,
+        options: PeftOptions | None = None,
+    ) -> None:
         self.adapter, self.adapter_revision = adapter, adapter_revision
         self.merge = (options or PeftOptions()).merge
         super().__init__(base, base_revision, options or PeftOptions())
-        self.spec = f"peft:{base}" + (f"@{base_revision}" if base_revision else "") + f"+{adapter}" + (
-            f"@{adapter_revision}" if adapter_revision else "")
+        self.spec = (
+            f"peft:{base}"
+            + (f"@{base_revision}" if base_revision else "")
+            + f"+{adapter}"
+            + (f"@{adapter_revision}" if adapter_revision else "")
+        )
 
     @classmethod
     def from_spec(cls, rest: str, **options: Any) -> PeftAdapter:
         base, adapter = split_base_adapter(rest)
         base_name, base_revision = split_revision(base)
         adapter_name, adapter_revision = split_revision(adapter)
-        return cls(base_name, base_revision, adapter_name, adapter_revision,
-                   coerce_options(PeftOptions, options, "peft:"))
+        return cls(
+            base_name,
+            base_revision,
+            adapter_name,
+            adapter_revision,
+            coerce_options(PeftOptions, options, "peft:"),
+        )
 
     def _local_adapter(self) -> Path | None:
         path = Path(self.adapter).expanduser()

@@ -57,14 +57,22 @@ class VLLMAdapter:
         self.vllm = import_vllm()
         engine_args = {k: v for k, v in vars(self.options).items() if k != "chunk_size" and v is not None}
         try:
-            self.llm = self.vllm.LLM(model=name, revision=revision, tokenizer_revision=revision, **engine_args)
+            self.llm = self.vllm.LLM(
+                model=name, revision=revision, tokenizer_revision=revision, **engine_args
+            )
         except (OSError, ValueError, RuntimeError) as error:
-            raise ModelError(f"vLLM cannot load {name!r}: {first_line(error)}", where="--model",
-                             fix="check the id, revision and --model-args (GPU memory, tensor_parallel_size)") from None
+            raise ModelError(
+                f"vLLM cannot load {name!r}: {first_line(error)}",
+                where="--model",
+                fix="check the id, revision and --model-args (GPU memory, tensor_parallel_size)",
+            ) from None
         tokenizer = self.llm.get_tokenizer()
         self.chat_template = getattr(tokenizer, "chat_template", None)
         self.system_role = probe_system_role(
-            lambda messages: tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True))
+            lambda messages: tokenizer.apply_chat_template(
+                messages, tokenize=False, add_generation_prompt=True
+            )
+        )
 
     @classmethod
     def from_spec(cls, rest: str, **options: Any) -> VLLMAdapter:
@@ -73,27 +81,44 @@ class VLLMAdapter:
 
     def _sampling_params(self, config: GenerationConfig) -> Any:
         sampling = config.temperature > 0
-        return self.vllm.SamplingParams(n=1, temperature=config.temperature if sampling else 0.0,
-                                        top_p=config.top_p if sampling else 1.0, max_tokens=config.max_new_tokens,
-                                        seed=config.seed)
+        return self.vllm.SamplingParams(
+            n=1,
+            temperature=config.temperature if sampling else 0.0,
+            top_p=config.top_p if sampling else 1.0,
+            max_tokens=config.max_new_tokens,
+            seed=config.seed,
+        )
 
-    def generate(self, requests: Sequence[Request], config: GenerationConfig) -> Iterator[tuple[Request, Generation]]:
+    def generate(
+        self, requests: Sequence[Request], config: GenerationConfig
+    ) -> Iterator[tuple[Request, Generation]]:
         params = self._sampling_params(config)
         size = self.options.chunk_size
         for start in range(0, len(requests), size):
-            chunk = list(requests[start:start + size])
-            conversations = [merge_system(r.messages) if self.system_role == "merged" else list(r.messages)
-                             for r in chunk]
+            chunk = list(requests[start : start + size])
+            conversations = [
+                merge_system(r.messages) if self.system_role == "merged" else list(r.messages) for r in chunk
+            ]
             started = time.perf_counter()
-            outputs = self.llm.chat(messages=conversations, sampling_params=params, use_tqdm=False,
-                                    add_generation_prompt=True)
+            outputs = self.llm.chat(
+                messages=conversations, sampling_params=params, use_tqdm=False, add_generation_prompt=True
+            )
             seconds = (time.perf_counter() - started) / len(chunk)
-            for request, output in zip(chunk, outputs):
+            for request, output in zip(chunk, outputs, strict=True):
                 completion = output.outputs[0]
-                usage = Usage(prompt_tokens=len(output.prompt_token_ids or []),
-                              completion_tokens=len(completion.token_ids))
-                yield request, Generation(text=completion.text, usage=usage, seconds=seconds,
-                                          finish_reason=completion.finish_reason)
+                usage = Usage(
+                    prompt_tokens=len(output.prompt_token_ids or []),
+                    completion_tokens=len(completion.token_ids),
+                )
+                yield (
+                    request,
+                    Generation(
+                        text=completion.text,
+                        usage=usage,
+                        seconds=seconds,
+                        finish_reason=completion.finish_reason,
+                    ),
+                )
 
     def info(self) -> dict[str, Any]:
         return {

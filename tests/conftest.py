@@ -63,8 +63,14 @@ def build_tokenizer(chat_template: str, *, with_pad: bool = True):
     trainer = trainers.BpeTrainer(vocab_size=500, special_tokens=SPECIAL_TOKENS, show_progress=False)
     tokenizer.train_from_iterator(CORPUS, trainer=trainer)
     extra = {"pad_token": "<pad>"} if with_pad else {}
-    return PreTrainedTokenizerFast(tokenizer_object=tokenizer, bos_token="<s>", eos_token="<|im_end|>",
-                                   unk_token="<unk>", chat_template=chat_template, **extra)
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer,
+        bos_token="<s>",
+        eos_token="<|im_end|>",
+        unk_token="<unk>",
+        chat_template=chat_template,
+        **extra,
+    )
 
 
 def build_tiny_model(path: Path, chat_template: str, *, with_pad: bool = True, seed: int = 1) -> Path:
@@ -74,14 +80,24 @@ def build_tiny_model(path: Path, chat_template: str, *, with_pad: bool = True, s
 
     tokenizer = build_tokenizer(chat_template, with_pad=with_pad)
     pad_id = tokenizer.pad_token_id if with_pad else None
-    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=4096,
-                         bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
-                         pad_token_id=pad_id, tie_word_embeddings=False)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=4096,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=pad_id,
+        tie_word_embeddings=False,
+    )
     torch.manual_seed(seed)
     model = LlamaForCausalLM(config).eval()
-    model.generation_config = GenerationConfig(bos_token_id=tokenizer.bos_token_id,
-                                               eos_token_id=tokenizer.eos_token_id, pad_token_id=pad_id)
+    model.generation_config = GenerationConfig(
+        bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id, pad_token_id=pad_id
+    )
     model.save_pretrained(path)
     tokenizer.save_pretrained(path)
     return path
@@ -95,8 +111,13 @@ def build_tiny_lora(base_dir: Path, path: Path, *, seed: int = 2) -> Path:
 
     base = AutoModelForCausalLM.from_pretrained(base_dir)
     torch.manual_seed(seed)
-    config = LoraConfig(r=4, lora_alpha=16, target_modules=["q_proj", "v_proj"], init_lora_weights=False,
-                        task_type="CAUSAL_LM")
+    config = LoraConfig(
+        r=4,
+        lora_alpha=16,
+        target_modules=["q_proj", "v_proj"],
+        init_lora_weights=False,
+        task_type="CAUSAL_LM",
+    )
     model = get_peft_model(base, config)
     with torch.no_grad():  # scale up so greedy outputs visibly differ from the base model's
         for name, param in model.named_parameters():
@@ -148,9 +169,11 @@ def smollm2_gguf() -> Path:
 
 @pytest.fixture(scope="session")
 def rolebench_data() -> Path:
-    """The real RoleBench files (Hub layout) from $ROLEBENCH_DATA or ../shared/rolebench; skips when absent."""
+    """The real RoleBench files (Hub layout): $ROLEBENCH_DATA or ../shared/rolebench; skips if absent."""
     location = os.environ.get("ROLEBENCH_DATA")
     path = Path(location) if location else SHARED_DATA
     if not (path / "rolebench-zh").is_dir():
-        pytest.skip(f"RoleBench data not found at {path}: set ROLEBENCH_DATA to a local copy in the Hub layout")
+        pytest.skip(
+            f"RoleBench data not found at {path}: set ROLEBENCH_DATA to a local copy in the Hub layout"
+        )
     return path

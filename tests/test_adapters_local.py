@@ -1,4 +1,4 @@
-"""Local model backends on tiny models built in fixtures: hf, peft, lmeval, llamacpp (SmolLM2), vllm (spec only)."""
+"""Local backends on tiny fixture models: hf, peft, lmeval, llamacpp (SmolLM2), vllm (specs only)."""
 
 from __future__ import annotations
 
@@ -23,8 +23,10 @@ SHORT = GenerationConfig(max_new_tokens=10, batch_size=4)
 
 
 def make_requests() -> list[Request]:
-    return [Request(id=f"r{i}", messages=role_messages(role, desc, question, lang))
-            for i, (role, desc, question, lang) in enumerate(QUESTIONS)]
+    return [
+        Request(id=f"r{i}", messages=role_messages(role, desc, question, lang))
+        for i, (role, desc, question, lang) in enumerate(QUESTIONS)
+    ]
 
 
 def outputs(adapter, config: GenerationConfig = SHORT) -> dict[str, str]:
@@ -67,8 +69,9 @@ def test_hf_generates_with_usage_and_identity(tiny, tiny_model_dir):
 def test_prompt_is_the_chat_template_with_a_system_turn(tiny):
     messages = role_messages("孙悟空", "齐天大圣。", "  你好  ", "zh")
     text = tiny.render(messages)
-    assert text.startswith("<|im_start|>system\n你是孙悟空") and text.endswith("<|im_start|>user\n你好<|im_end|>\n"
-                                                                            "<|im_start|>assistant\n")
+    assert text.startswith("<|im_start|>system\n你是孙悟空") and text.endswith(
+        "<|im_start|>user\n你好<|im_end|>\n<|im_start|>assistant\n"
+    )
 
 
 def test_batching_does_not_change_greedy_outputs(tiny, lora):
@@ -115,7 +118,10 @@ def test_lora_adapter_changes_outputs_merged_or_not(tiny, lora, tiny_model_dir, 
     info = merged.info()
     assert info["merged"] is True and info["backend"] == "transformers+peft"
     assert info["adapter"] == str(tiny_lora_dir.resolve()) and info["name"] == str(tiny_model_dir)
-    assert re.fullmatch(r"[0-9a-f]{64}", info["adapter_sha256"]) and lora.info()["adapter_sha256"] == info["adapter_sha256"]
+    assert (
+        re.fullmatch(r"[0-9a-f]{64}", info["adapter_sha256"])
+        and lora.info()["adapter_sha256"] == info["adapter_sha256"]
+    )
     assert lora.spec == f"peft:{tiny_model_dir}+{tiny_lora_dir}"
 
 
@@ -125,7 +131,11 @@ def test_lmeval_adapter_matches_hf_adapter(tiny, tiny_model_dir, tiny_model_no_s
     assert wrapped.render(make_requests()[0].messages) == tiny.render(make_requests()[0].messages)
     assert outputs(wrapped) == outputs(tiny)
     info = wrapped.info()
-    assert info["name"] == str(tiny_model_dir) and info["backend"] == "lm_eval:hf" and info["system_role"] == "system"
+    assert (
+        info["name"] == str(tiny_model_dir)
+        and info["backend"] == "lm_eval:hf"
+        and info["system_role"] == "system"
+    )
     # lm-eval's HF backend drops a rejected system turn; the adapter merges it instead, like hf: does
     no_system = load_model(f"lmeval:hf,pretrained={tiny_model_no_system_dir},dtype=float32", device="cpu")
     reference = load_model(f"hf:{tiny_model_no_system_dir}")
@@ -139,7 +149,9 @@ def test_llamacpp_smollm2_answers(smollm2_gguf):
     pytest.importorskip("llama_cpp")
     adapter = load_model("llamacpp:smollm2", n_ctx="1024")
     try:
-        request = Request(id="q", messages=role_messages("Jack Sparrow", "A pirate captain.", "Who are you?", "en"))
+        request = Request(
+            id="q", messages=role_messages("Jack Sparrow", "A pirate captain.", "Who are you?", "en")
+        )
         [(got, generation)] = list(adapter.generate([request], GenerationConfig(max_new_tokens=12)))
         assert got is request and generation.text and generation.text.strip()
         assert 0 < generation.usage.completion_tokens <= 13 and generation.usage.prompt_tokens > 0
@@ -159,20 +171,23 @@ def test_smollm2_short_spec_is_the_same_file(smollm2_gguf):
         adapter.close()
 
 
-@pytest.mark.parametrize("spec, options, error", [
-    ("hf:", {}, ConfigError),
-    ("hf:org/model@", {}, ConfigError),
-    ("hf:/no/such/model/dir", {}, ModelError),
-    ("peft:only-a-base", {}, ConfigError),
-    ("peft:+adapter", {}, ConfigError),
-    ("llamacpp:/no/such/file.gguf", {}, ConfigError),
-    ("smollm2:7b", {}, ConfigError),
-    ("lmeval:no_such_lm_eval_model", {}, ConfigError),
-    ("lmeval:pretrained=gpt2", {}, ConfigError),
-    ("vllm:org/model@", {}, ConfigError),
-    ("vllm:org/model", {"tensor_parallel_size": "two"}, ConfigError),
-    ("vllm:org/model", {"no_such_option": "1"}, ConfigError),
-])
+@pytest.mark.parametrize(
+    "spec, options, error",
+    [
+        ("hf:", {}, ConfigError),
+        ("hf:org/model@", {}, ConfigError),
+        ("hf:/no/such/model/dir", {}, ModelError),
+        ("peft:only-a-base", {}, ConfigError),
+        ("peft:+adapter", {}, ConfigError),
+        ("llamacpp:/no/such/file.gguf", {}, ConfigError),
+        ("smollm2:7b", {}, ConfigError),
+        ("lmeval:no_such_lm_eval_model", {}, ConfigError),
+        ("lmeval:pretrained=gpt2", {}, ConfigError),
+        ("vllm:org/model@", {}, ConfigError),
+        ("vllm:org/model", {"tensor_parallel_size": "two"}, ConfigError),
+        ("vllm:org/model", {"no_such_option": "1"}, ConfigError),
+    ],
+)
 def test_bad_specs_give_one_line_errors(spec, options, error):
     with pytest.raises(error) as caught:
         load_model(spec, **options)

@@ -32,9 +32,17 @@ def run_lm_eval(model_dir: Path, data_dir: Path, chat: bool) -> dict:
 
     manager = TaskManager(include_path=str(TASK_DIR), include_defaults=False)
     return lm_eval.simple_evaluate(
-        model="hf", model_args=f"pretrained={model_dir},dtype=float32", tasks=list(TASKS), task_manager=manager,
-        limit=LIMIT, apply_chat_template=chat, log_samples=True, gen_kwargs={"max_gen_toks": MAX_TOKENS},
-        batch_size=BATCH, device="cpu", metadata={"data_dir": str(data_dir)},
+        model="hf",
+        model_args=f"pretrained={model_dir},dtype=float32",
+        tasks=list(TASKS),
+        task_manager=manager,
+        limit=LIMIT,
+        apply_chat_template=chat,
+        log_samples=True,
+        gen_kwargs={"max_gen_toks": MAX_TOKENS},
+        batch_size=BATCH,
+        device="cpu",
+        metadata={"data_dir": str(data_dir)},
     )
 
 
@@ -51,16 +59,30 @@ def lm_eval_plain(tiny_model_dir, rolebench_data) -> dict:
 @pytest.fixture(scope="module")
 def rolebench_run(tiny_model_dir, rolebench_data, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("rolebench-run")
-    evaluate(EvalOptions(model=f"hf:{tiny_model_dir}", tasks=TASKS, output=out, data_dir=str(rolebench_data),
-                         limit=LIMIT, max_new_tokens=MAX_TOKENS, generation=GenerationConfig(batch_size=BATCH),
-                         progress=False))
+    evaluate(
+        EvalOptions(
+            model=f"hf:{tiny_model_dir}",
+            tasks=TASKS,
+            output=out,
+            data_dir=str(rolebench_data),
+            limit=LIMIT,
+            max_new_tokens=MAX_TOKENS,
+            generation=GenerationConfig(batch_size=BATCH),
+            progress=False,
+        )
+    )
     return out
 
 
 def rescored(sample: dict) -> dict[str, float | None]:
     doc = sample["doc"]
-    return score_sample(get_protocol("rolebench"), split=doc["split"], output=sample["filtered_resps"][0],
-                        references=doc["references"], raw_answer=doc["raw_answer"])
+    return score_sample(
+        get_protocol("rolebench"),
+        split=doc["split"],
+        output=sample["filtered_resps"][0],
+        references=doc["references"],
+        raw_answer=doc["raw_answer"],
+    )
 
 
 def check_lm_eval_scores_are_rolebench_scores(results: dict) -> None:
@@ -76,7 +98,9 @@ def check_lm_eval_scores_are_rolebench_scores(results: dict) -> None:
                 means.setdefault(name, []).append(ours[name])
         assert means, f"{task}: no metric computed"
         for name, values in means.items():
-            assert results["results"][task][f"{name},none"] == pytest.approx(sum(values) / len(values), abs=1e-12)
+            assert results["results"][task][f"{name},none"] == pytest.approx(
+                sum(values) / len(values), abs=1e-12
+            )
 
 
 def test_lm_eval_with_chat_template_scores_like_rolebench(lm_eval_chat):
@@ -88,10 +112,14 @@ def test_lm_eval_without_chat_template_scores_like_rolebench(lm_eval_plain):
     check_lm_eval_scores_are_rolebench_scores(lm_eval_plain)
     sample = lm_eval_plain["samples"]["rolebench_zh_general"][0]
     prompt = sample["arguments"][0][0]
-    assert prompt.startswith(sample["doc"]["system_prompt"]) and prompt.endswith(sample["doc"]["prompt_question"])
+    assert prompt.startswith(sample["doc"]["system_prompt"]) and prompt.endswith(
+        sample["doc"]["prompt_question"]
+    )
 
 
-def test_same_prompts_generations_and_scores_as_rolebench_evaluate(lm_eval_chat, rolebench_run, tiny_model_dir):
+def test_same_prompts_generations_and_scores_as_rolebench_evaluate(
+    lm_eval_chat, rolebench_run, tiny_model_dir
+):
     renderer = load_model(f"hf:{tiny_model_dir}")
     for task in TASKS:
         lines = (rolebench_run / "samples" / f"{task}.jsonl").read_text(encoding="utf-8").splitlines()
