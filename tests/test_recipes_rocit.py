@@ -172,3 +172,25 @@ def test_config_errors_name_the_field(tmp_path):
     with pytest.raises(ConfigError, match="not found"):
         load_config("no-such-config")
     assert {p.stem for p in CONFIG_DIR.glob("*.yaml")} == {"rolellama", "roleglm", "smoke-cpu"}
+
+
+INST_TEMPLATE = (
+    "{% for m in messages %}{% if m['role'] == 'assistant' %}{{ ' ' + m['content'] + eos_token }}"
+    "{% else %}{{ '[INST] ' + m['content'] + ' [/INST]' }}{% endif %}{% endfor %}"
+)
+
+
+def test_a_config_chat_template_is_trained_with_and_travels_with_the_adapter(tiny_model_dir, tmp_path):
+    from model_adapters import load_model
+
+    config = write_config(
+        tmp_path, tiny_model_dir, model={"chat_template": INST_TEMPLATE}, training={"max_steps": 1}
+    )
+    assert run(config) == 0
+    adapter_dir = tmp_path / "run" / "adapter"
+    assert (adapter_dir / "tokenizer_config.json").is_file()
+    adapter = load_model(f"peft:{tiny_model_dir}+{adapter_dir}")
+    try:
+        assert adapter.render([{"role": "user", "content": "你是谁？"}]).startswith("[INST] ")
+    finally:
+        adapter.close()

@@ -1,8 +1,9 @@
 """RoCIT end to end: load the base, add LoRA, train (resumable), save the adapter, evaluate it.
 
 OUTPUT (the config's `output_dir`) ends up holding
-- `adapter/`: the final LoRA adapter (`save_pretrained`) and the tokenizer with its chat template,
-  so `peft:BASE+OUTPUT/adapter` evaluates with the very prompt format it was trained on;
+- `adapter/`: the final LoRA adapter (`save_pretrained`), plus the tokenizer when the config gave
+  the chat template, so `peft:BASE+OUTPUT/adapter` evaluates with the very prompt format it was
+  trained on (otherwise the base's own tokenizer is that format);
 - `checkpoints/`, `train_log.jsonl`, `train_summary.json` (see `rocit_train`);
 - `eval/step-N/`: `rolebench evaluate` run folder of the adapter trained for N steps (a retrained
   adapter never reuses another's generations); `eval-base/`: the untrained base, same settings.
@@ -104,13 +105,14 @@ def load_model_for_training(config: RocitConfig, base: BaseSpec) -> tuple[Any, A
     return model, tokenizer
 
 
-def save_adapter(model: Any, tokenizer: Any, output: Path) -> Path:
-    """OUTPUT/adapter, replaced atomically (temp folder, then rename)."""
+def save_adapter(model: Any, tokenizer: Any | None, output: Path) -> Path:
+    """OUTPUT/adapter (with `tokenizer` when given), replaced atomically (temp folder, then rename)."""
     final = output / ADAPTER_DIR
     temp = output / f".{ADAPTER_DIR}.tmp{os.getpid()}"
     shutil.rmtree(temp, ignore_errors=True)
     model.save_pretrained(temp)
-    tokenizer.save_pretrained(temp)
+    if tokenizer is not None:
+        tokenizer.save_pretrained(temp)
     shutil.rmtree(final, ignore_errors=True)
     os.replace(temp, final)
     return final
@@ -143,7 +145,8 @@ def train(config: RocitConfig, *, progress: bool = True) -> tuple[RocitReport, B
     state = run_loop(config, model, examples, tokenizer.pad_token_id, progress)
     report = RocitReport(steps=state.step, data_line=data_report.line())
     if state.is_main:
-        report.adapter = save_adapter(state.model, tokenizer, output)
+        # the tokenizer travels with the adapter only when it differs from the base's (its chat template)
+        report.adapter = save_adapter(state.model, tokenizer if config.model.chat_template else None, output)
         losses = logged_losses(output)
         report.first_loss, report.last_loss = (losses[0], losses[-1]) if losses else (None, None)
         write_summary(

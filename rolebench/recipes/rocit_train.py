@@ -23,7 +23,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from ..errors import ConfigError
-from ..files import write_json_atomic
+from ..files import write_json_atomic, write_text_atomic
 from .rocit_config import RocitConfig
 from .rocit_data import Example, collate
 
@@ -158,7 +158,7 @@ def trim_log(output: Path, step: int) -> None:
             for line in path.read_text(encoding="utf-8").splitlines()
             if line.strip() and json.loads(line)["step"] <= step
         ]
-        path.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
+        write_text_atomic(path, "".join(line + "\n" for line in kept))
 
 
 def optimizer_step(
