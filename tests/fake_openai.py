@@ -228,6 +228,7 @@ class FakeOpenAI:
 
 class _QuietServer(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 128  # socketserver's 5 refuses part of a burst of new connections
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client that hung up (a timeout test) is expected; anything else is still printed."""
