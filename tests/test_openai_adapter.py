@@ -128,13 +128,8 @@ def test_maps_generation_config_and_records_usage(fake_openai) -> None:
     assert (adapter.total_usage.prompt_tokens, adapter.total_usage.completion_tokens) == (22, 14)
     assert out["a"].finish_reason == "stop" and out["a"].error is None
     body = server.received[0].body
-    assert {k: body[k] for k in ("model", "max_tokens", "temperature", "top_p", "seed")} == {
-        "model": "fake-model",
-        "max_tokens": 33,
-        "temperature": 0.7,
-        "top_p": 0.9,
-        "seed": 5,
-    }
+    sent = {k: body[k] for k in ("model", "max_tokens", "temperature", "top_p", "seed")}
+    assert sent == {"model": "fake-model", "max_tokens": 33, "temperature": 0.7, "top_p": 0.9, "seed": 5}
     assert body["messages"][0] == {"role": "system", "content": "You are Li Bai."}
     assert server.received[0].headers["authorization"] == f"Bearer {SECRET}"
     info = adapter.info()
@@ -348,23 +343,8 @@ def llama_server(smollm2_gguf: Path, tmp_path_factory: pytest.TempPathFactory) -
     pytest.importorskip("llama_cpp.server.app", reason="llama-cpp-python[server] is not installed")
     port = free_port()
     log_path = tmp_path_factory.mktemp("llama-server") / "server.log"
-    command = [
-        sys.executable,
-        "-m",
-        "llama_cpp.server",
-        "--model",
-        str(smollm2_gguf),
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--n_ctx",
-        "2048",
-        "--n_threads",
-        "2",
-        "--seed",
-        "0",
-    ]
+    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_gguf), "--host", "127.0.0.1",
+               "--port", str(port), "--n_ctx", "2048", "--n_threads", "2", "--seed", "0"]
     with open(log_path, "wb") as log_file:
         process = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT)
     base_url = f"http://127.0.0.1:{port}/v1"
@@ -389,18 +369,12 @@ def test_real_llama_cpp_server_answers_rolegpt_prompts(
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY")  # a local server needs no key
     adapter = load_model("openai:smollm2", base_url=llama_server, max_retries=2)
-    requests = [
-        Request(
-            id="en", messages=role_messages("Jack Sparrow", "A witty pirate captain.", " Who are you? ", "en")
-        ),
-        Request(
-            id="zh", messages=role_messages("李白", "唐代浪漫主义诗人，好饮酒。", "你最喜欢什么？", "zh")
-        ),
-        Request(
-            id="en2",
-            messages=role_messages("Sherlock Holmes", "A brilliant detective.", "Describe London.", "en"),
-        ),
-    ]
+    conversations = {
+        "en": ("Jack Sparrow", "A witty pirate captain.", " Who are you? ", "en"),
+        "zh": ("李白", "唐代浪漫主义诗人，好饮酒。", "你最喜欢什么？", "zh"),
+        "en2": ("Sherlock Holmes", "A brilliant detective.", "Describe London.", "en"),
+    }
+    requests = [Request(id=key, messages=role_messages(*fields)) for key, fields in conversations.items()]
     out = run(adapter, requests, max_new_tokens=24, concurrency=2)
     assert set(out) == {"en", "zh", "en2"}
     for generation in out.values():
