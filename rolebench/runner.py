@@ -31,6 +31,13 @@ from .tasks import GroupSpec, TaskSpec, resolve
 
 GENERATIONS_FILE = "generations.sqlite"
 _MODEL_INFO_KEY = "model-info"
+# Backend options that change how requests travel, never what is generated: left out of cache keys.
+TRANSPORT_OPTIONS = frozenset({"timeout", "max_retries", "backoff", "max_backoff", "api_key_env"})
+
+
+def identity_options(options: dict[str, Any]) -> dict[str, Any]:
+    """The model options that identify the model's outputs (everything but transport settings)."""
+    return {k: v for k, v in options.items() if k not in TRANSPORT_OPTIONS}
 
 
 @dataclass(frozen=True)
@@ -74,9 +81,14 @@ class LazyModel:
         return self._adapter
 
     def _info_key(self) -> str:
-        return content_key(_MODEL_INFO_KEY, self.options.model, self.options.model_options)
+        return content_key(_MODEL_INFO_KEY, self.options.model, identity_options(self.options.model_options))
 
     def info(self) -> dict[str, Any]:
+        """The adapter's identity: fresh (and stored again) when it ran, e.g. with a server's fingerprint."""
+        if self._adapter is not None:
+            fresh = self._adapter.info()
+            self.store.put(self._info_key(), fresh)
+            return fresh
         stored = self.store.get(self._info_key())
         return stored if stored is not None else self.adapter().info()
 
@@ -102,7 +114,8 @@ def plan_tasks(options: EvalOptions, specs: Sequence[TaskSpec], source: DataSour
 
 
 def generation_key(options: EvalOptions, config: GenerationConfig, request: Request) -> str:
-    return content_key("generation", options.model, options.model_options, config.decoding_key(), request.messages)
+    return content_key("generation", options.model, identity_options(options.model_options), config.decoding_key(),
+                       request.messages)
 
 
 def generate_task(plan: TaskPlan, model: LazyModel, options: EvalOptions) -> dict[str, dict[str, Any]]:

@@ -97,6 +97,17 @@ def test_interrupted_run_resumes_without_generating_twice(tmp_path, monkeypatch)
     assert resumed.results["rolebench_demo_specific"].spe == fresh.results["rolebench_demo_specific"].spe
 
 
+def test_transport_options_do_not_invalidate_stored_generations(tmp_path, monkeypatch):
+    monkeypatch.setitem(model_adapters.ADAPTERS, "flaky", (f"{__name__}:InterruptingAdapter", "rolegpt"))
+    InterruptingAdapter.budget, InterruptingAdapter.asked = None, []
+    base = dict(model="flaky:rolegpt", tasks=("rolebench_demo_specific",), output=tmp_path, progress=False)
+    evaluate(EvalOptions(**base, model_options={"timeout": "30"}))
+    evaluate(EvalOptions(**base, model_options={"timeout": "5", "max_retries": "2"}))
+    assert InterruptingAdapter.asked == [9]
+    evaluate(EvalOptions(**base, model_options={"timeout": "5", "dtype": "float32"}))  # a real change: new outputs
+    assert InterruptingAdapter.asked == [9, 9]
+
+
 def test_score_rescores_saved_generations_under_another_protocol(tmp_path):
     run_cli("evaluate", "--model", "baseline:rolegpt", "--tasks", "rolebench_demo", "--output", str(tmp_path))
     before = read_results(tmp_path)
