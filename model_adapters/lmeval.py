@@ -26,7 +26,7 @@ from rolebench.errors import ConfigError, MissingDependency, ModelError
 from rolebench.prompt import merge_system
 
 from .base import Generation, GenerationConfig, Message, Request, Usage
-from .hf import coerce_options, first_line, plain_prompt, probe_system_role
+from .hf import coerce_options, first_line, plain_prompt, probe_system_role, text_sha256
 
 SECRET_HINTS = ("key", "token", "secret", "password")
 
@@ -184,6 +184,8 @@ class LMEvalAdapter:
             details = {k: str(v) for k, v in get_info().items() if v not in (None, "")}
         import lm_eval
 
+        template = getattr(getattr(self.lm, "tokenizer", None), "chat_template", None)
+
         pairs = dict(part.partition("=")[::2] for part in filter(None, self.args.split(",")))
         return {
             "name": pairs.get("pretrained") or pairs.get("model") or self.name,
@@ -194,6 +196,7 @@ class LMEvalAdapter:
             "lm_eval_model_info": details,
             "prompt_format": self.prompt_format,
             "system_role": self.system_role,
+            "chat_template_sha256": text_sha256(template) if self.prompt_format == "chat" else None,
         }
 
     def close(self) -> None:

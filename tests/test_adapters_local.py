@@ -136,6 +136,7 @@ def test_lmeval_adapter_matches_hf_adapter(tiny, tiny_model_dir, tiny_model_no_s
         and info["backend"] == "lm_eval:hf"
         and info["system_role"] == "system"
     )
+    assert info["chat_template_sha256"] == tiny.info()["chat_template_sha256"]
     # lm-eval's HF backend drops a rejected system turn; the adapter merges it instead, like hf: does
     no_system = load_model(f"lmeval:hf,pretrained={tiny_model_no_system_dir},dtype=float32", device="cpu")
     reference = load_model(f"hf:{tiny_model_no_system_dir}")
