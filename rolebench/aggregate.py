@@ -47,8 +47,14 @@ def task_result(split: str, records: Sequence[Mapping[str, Any]], boot: Bootstra
         for role, rows in sorted(by_role.items())
     }
     generated = sum(1 for r in records if r.get("output") is not None)
-    return TaskResult(split=split, n=len(records), n_generated=generated,
-                      n_not_covered=len(records) - generated, per_role=per_role, **fields)
+    return TaskResult(
+        split=split,
+        n=len(records),
+        n_generated=generated,
+        n_not_covered=len(records) - generated,
+        per_role=per_role,
+        **fields,
+    )
 
 
 def _member_metrics(name: str, results: Mapping[str, TaskResult], groups: Mapping[str, GroupResult]) -> dict:
@@ -56,11 +62,9 @@ def _member_metrics(name: str, results: Mapping[str, TaskResult], groups: Mappin
     return {} if source is None else source.model_dump()
 
 
-def group_results(
-    specs: Sequence[GroupSpec], results: Mapping[str, TaskResult]
-) -> dict[str, GroupResult]:
+def group_results(specs: Sequence[GroupSpec], results: Mapping[str, TaskResult]) -> dict[str, GroupResult]:
     """Groups in dependency order: each metric is the mean over members that have it;
-    `avg` is the mean of the group's available CUS, RAW and SPE (for groups of groups: of the members' avg)."""
+    `avg` is the mean of the group's available CUS, RAW and SPE (groups of groups: the members' avg)."""
     done: dict[str, GroupResult] = {}
     pending = list(specs)
     while pending:
@@ -69,15 +73,23 @@ def group_results(
         members = [_member_metrics(m, results, done) for m in spec.members]
         values = {m: mean_of_available([x.get(m) for x in members]) for m in METRICS}
         nested = all(m in done for m in spec.members)
-        avg = (mean_of_available([x.get("avg") for x in members]) if nested
-               else mean_of_available([values[m] for m in METRICS]))
-        done[spec.name] = GroupResult(tasks=list(spec.members), n=sum(x.get("n", 0) for x in members),
-                                      avg=avg, **values)
+        avg = (
+            mean_of_available([x.get("avg") for x in members])
+            if nested
+            else mean_of_available([values[m] for m in METRICS])
+        )
+        done[spec.name] = GroupResult(
+            tasks=list(spec.members), n=sum(x.get("n", 0) for x in members), avg=avg, **values
+        )
     return done
 
 
-def opencompass_total(protocol: ScoringProtocol, split: str, general: Sequence[Mapping[str, Any]],
-                      specific: Sequence[Mapping[str, Any]]) -> float | None:
+def opencompass_total(
+    protocol: ScoringProtocol,
+    split: str,
+    general: Sequence[Mapping[str, Any]],
+    specific: Sequence[Mapping[str, Any]],
+) -> float | None:
     """OpenCompass's one number for a split: its general and role-specific samples pooled in its shuffled
     order and aggregated its way (`ScoringProtocol.aggregate`); None if any sample has no output."""
     pooled = [r["scores"].get("cus") for r in general] + [r["scores"].get("spe") for r in specific]
@@ -104,7 +116,11 @@ def aggregate_run(
         for spec in groups:
             kinds = {get_split(splits[m]).kind: m for m in spec.members if m in splits}
             if len(spec.members) == 2 and set(kinds) == {"general", "role_specific"}:
-                total = opencompass_total(protocol, splits[kinds["general"]], records[kinds["general"]],
-                                          records[kinds["role_specific"]])
+                total = opencompass_total(
+                    protocol,
+                    splits[kinds["general"]],
+                    records[kinds["general"]],
+                    records[kinds["role_specific"]],
+                )
                 done[spec.name] = GroupResult(**{**done[spec.name].model_dump(), "opencompass_total": total})
     return tasks, done

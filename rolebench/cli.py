@@ -21,7 +21,7 @@ from .errors import RoleBenchError
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rolebench",
-        description="RoleBench (RoleLLM) evaluation harness: evaluate, score, judge, leaderboards, data, recipes.",
+        description="RoleBench (RoleLLM) harness: evaluate, score, judge, leaderboards, data, recipes.",
     )
     parser.add_argument("--version", action="version", version=f"rolebench {_version()}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
@@ -53,7 +53,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"rolebench: error: {exc.line()}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
-        print("rolebench: interrupted; everything generated so far is stored, run again to resume", file=sys.stderr)
+        print(
+            "rolebench: interrupted; everything generated so far is stored, run again to resume",
+            file=sys.stderr,
+        )
         return 130
 
 

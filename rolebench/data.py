@@ -46,20 +46,55 @@ _ZH_RAW = "instructions-zh/instructions-general.jsonl"
 SPLITS: dict[str, SplitDef] = {
     s.id: s
     for s in [
-        SplitDef("eng_instruct_general", "en", "general",
-                 "rolebench-eng/instruction-generalization/general", "profiles-eng/desc.json", _ENG_RAW),
-        SplitDef("eng_instruct_specific", "en", "role_specific",
-                 "rolebench-eng/instruction-generalization/role_specific", "profiles-eng/desc.json"),
-        SplitDef("eng_role_general", "en", "general",
-                 "rolebench-eng/role-generalization/general", "profiles-eng/desc.json", _ENG_RAW),
-        SplitDef("eng_role_specific", "en", "role_specific",
-                 "rolebench-eng/role-generalization/role_specific", "profiles-eng/desc.json"),
+        SplitDef(
+            "eng_instruct_general",
+            "en",
+            "general",
+            "rolebench-eng/instruction-generalization/general",
+            "profiles-eng/desc.json",
+            _ENG_RAW,
+        ),
+        SplitDef(
+            "eng_instruct_specific",
+            "en",
+            "role_specific",
+            "rolebench-eng/instruction-generalization/role_specific",
+            "profiles-eng/desc.json",
+        ),
+        SplitDef(
+            "eng_role_general",
+            "en",
+            "general",
+            "rolebench-eng/role-generalization/general",
+            "profiles-eng/desc.json",
+            _ENG_RAW,
+        ),
+        SplitDef(
+            "eng_role_specific",
+            "en",
+            "role_specific",
+            "rolebench-eng/role-generalization/role_specific",
+            "profiles-eng/desc.json",
+        ),
         SplitDef("zh_general", "zh", "general", "rolebench-zh/general", "profiles-zh/desc.json", _ZH_RAW),
         SplitDef("zh_specific", "zh", "role_specific", "rolebench-zh/role_specific", "profiles-zh/desc.json"),
-        SplitDef("demo_general", "en", "general", "rolebench-demo/general", "profiles-demo/desc.json",
-                 "instructions-demo/instructions-general.jsonl", builtin=True),
-        SplitDef("demo_specific", "en", "role_specific", "rolebench-demo/role_specific",
-                 "profiles-demo/desc.json", builtin=True),
+        SplitDef(
+            "demo_general",
+            "en",
+            "general",
+            "rolebench-demo/general",
+            "profiles-demo/desc.json",
+            "instructions-demo/instructions-general.jsonl",
+            builtin=True,
+        ),
+        SplitDef(
+            "demo_specific",
+            "en",
+            "role_specific",
+            "rolebench-demo/role_specific",
+            "profiles-demo/desc.json",
+            builtin=True,
+        ),
     ]
 }
 
@@ -85,9 +120,16 @@ class Sample:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "id": self.id, "split": self.split, "index": self.index, "role": self.role,
-            "question": self.question, "references": list(self.references), "types": list(self.types),
-            "description": self.description, "language": self.language, "baseline": self.baseline,
+            "id": self.id,
+            "split": self.split,
+            "index": self.index,
+            "role": self.role,
+            "question": self.question,
+            "references": list(self.references),
+            "types": list(self.types),
+            "description": self.description,
+            "language": self.language,
+            "baseline": self.baseline,
             "raw_answer": self.raw_answer,
         }
 
@@ -108,8 +150,11 @@ def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise DataError(f"malformed JSON: {exc.msg}", where=f"{path}:{number}",
-                                fix="repair or re-download the file") from None
+                raise DataError(
+                    f"malformed JSON: {exc.msg}",
+                    where=f"{path}:{number}",
+                    fix="repair or re-download the file",
+                ) from None
             if not isinstance(record, dict):
                 raise DataError("expected a JSON object", where=f"{path}:{number}")
             yield record
@@ -181,7 +226,7 @@ def raw_answers(split: SplitDef, source: DataSource) -> dict[str, str] | None:
                 f"cannot read the original answers: a record needs one of {QUESTION_FIELDS} and one of "
                 f"{ANSWER_FIELDS}, this one has {sorted(rec)}",
                 where=f"{path}:{number}",
-                fix="convert the file to {\"instruction\": ..., \"answer\": ...} lines",
+                fix='convert the file to {"instruction": ..., "answer": ...} lines',
             )
         if isinstance(answer, list):
             answer = answer[0] if answer else ""
@@ -189,8 +234,9 @@ def raw_answers(split: SplitDef, source: DataSource) -> dict[str, str] | None:
     return joined
 
 
-def load_samples(split_id: str, source: DataSource, *, limit: int | None = None,
-                 file: str = "test.jsonl") -> list[Sample]:
+def load_samples(
+    split_id: str, source: DataSource, *, limit: int | None = None, file: str = "test.jsonl"
+) -> list[Sample]:
     """The test samples of a split, joined to descriptions, baseline answers and raw answers.
 
     `file="train.jsonl"` reads the training file the same way (ids `<split>/train/<index>`).
@@ -213,15 +259,26 @@ def load_samples(split_id: str, source: DataSource, *, limit: int | None = None,
         if not isinstance(role, str) or not isinstance(question, str):
             raise DataError("a test record needs string fields `role` and `question`", where=where)
         if role not in descriptions:
-            raise DataError(f"no description for role {role!r}", where=split.profiles,
-                            fix=f"add it to {split.profiles} in {source.describe_location()}")
-        samples.append(Sample(
-            id=f"{id_prefix}/{index}", split=split_id, index=index, role=role, question=question,
-            references=as_references(rec.get("generated"), where), types=normalise_types(rec.get("type")),
-            description=descriptions[role], language=split.language,
-            baseline=baselines.get((role, question)),
-            raw_answer=None if raws is None else raws.get(question.strip()),
-        ))
+            raise DataError(
+                f"no description for role {role!r}",
+                where=split.profiles,
+                fix=f"add it to {split.profiles} in {source.describe_location()}",
+            )
+        samples.append(
+            Sample(
+                id=f"{id_prefix}/{index}",
+                split=split_id,
+                index=index,
+                role=role,
+                question=question,
+                references=as_references(rec.get("generated"), where),
+                types=normalise_types(rec.get("type")),
+                description=descriptions[role],
+                language=split.language,
+                baseline=baselines.get((role, question)),
+                raw_answer=None if raws is None else raws.get(question.strip()),
+            )
+        )
     return samples
 
 

@@ -23,8 +23,23 @@ from .files import write_json_atomic, write_jsonl_atomic
 SCHEMA_VERSION = 1
 RESULTS_FILE = "results.json"
 SAMPLES_DIR = "samples"
-PACKAGES = ("rolebench", "torch", "transformers", "peft", "accelerate", "openai", "vllm", "llama_cpp_python",
-            "lm_eval", "datasets", "huggingface_hub", "rapidfuzz", "jieba", "rouge_score", "rouge_chinese")
+PACKAGES = (
+    "rolebench",
+    "torch",
+    "transformers",
+    "peft",
+    "accelerate",
+    "openai",
+    "vllm",
+    "llama_cpp_python",
+    "lm_eval",
+    "datasets",
+    "huggingface_hub",
+    "rapidfuzz",
+    "jieba",
+    "rouge_score",
+    "rouge_chinese",
+)
 _SECRET = re.compile(
     r"(?i)((?:api[_-]?key|token|secret|password|authorization)\s*[=:]\s*)(\"[^\"]*\"|'[^']*'|\S+)"
     r"|\b(sk-[A-Za-z0-9_\-]{8,}|hf_[A-Za-z0-9]{8,}|Bearer\s+\S+)"
@@ -95,13 +110,17 @@ def read_results(path: str | Path) -> RunResults:
     if path.is_dir():
         path = path / RESULTS_FILE
     if not path.is_file():
-        raise DataError("no results file", where=str(path), fix="pass a run folder written by `rolebench evaluate`")
+        raise DataError(
+            "no results file", where=str(path), fix="pass a run folder written by `rolebench evaluate`"
+        )
     try:
         return RunResults.model_validate_json(path.read_text(encoding="utf-8"))
     except ValidationError as exc:
         first = exc.errors()[0]
-        raise DataError(f"not a rolebench results file: {first['msg']} at {'.'.join(map(str, first['loc']))}",
-                        where=str(path)) from None
+        raise DataError(
+            f"not a rolebench results file: {first['msg']} at {'.'.join(map(str, first['loc']))}",
+            where=str(path),
+        ) from None
 
 
 def samples_path(run_dir: Path, task: str) -> Path:
@@ -115,8 +134,11 @@ def write_samples(run_dir: Path, task: str, records: list[dict[str, Any]]) -> No
 def read_samples(run_dir: Path, task: str) -> list[dict[str, Any]]:
     path = samples_path(run_dir, task)
     if not path.is_file():
-        raise DataError(f"no samples file for task {task}", where=str(path),
-                        fix="re-run `rolebench evaluate` for this task")
+        raise DataError(
+            f"no samples file for task {task}",
+            where=str(path),
+            fix="re-run `rolebench evaluate` for this task",
+        )
     return list(iter_jsonl(path))
 
 

@@ -21,8 +21,19 @@ from .aggregate import BootstrapSettings, aggregate_run
 from .data import DEMO_SOURCE, Sample, get_split, load_samples
 from .errors import ConfigError
 from .prompt import prompt_template_hash, role_messages
-from .results import (RESULTS_FILE, GroupResult, RunResults, TaskResult, command_line, now_iso, package_versions,
-                      read_results, read_samples, write_results, write_samples)
+from .results import (
+    RESULTS_FILE,
+    GroupResult,
+    RunResults,
+    TaskResult,
+    command_line,
+    now_iso,
+    package_versions,
+    read_results,
+    read_samples,
+    write_results,
+    write_samples,
+)
 from .sample_scores import score_sample
 from .scoring import ScoringProtocol, get_protocol
 from .source import DataSource, resolve_source
@@ -105,8 +116,11 @@ def plan_tasks(options: EvalOptions, specs: Sequence[TaskSpec], source: DataSour
         max_tokens = options.max_new_tokens or spec.max_new_tokens or options.generation.max_new_tokens
         config = replace(options.generation, max_new_tokens=max_tokens)
         requests = [
-            Request(id=s.id, messages=role_messages(s.role, s.description, s.question, s.language),
-                    meta={"baseline": s.baseline, "role": s.role, "question": s.question, "split": s.split})
+            Request(
+                id=s.id,
+                messages=role_messages(s.role, s.description, s.question, s.language),
+                meta={"baseline": s.baseline, "role": s.role, "question": s.question, "split": s.split},
+            )
             for s in samples
         ]
         plans.append(TaskPlan(spec, samples, requests, config))
@@ -114,8 +128,13 @@ def plan_tasks(options: EvalOptions, specs: Sequence[TaskSpec], source: DataSour
 
 
 def generation_key(options: EvalOptions, config: GenerationConfig, request: Request) -> str:
-    return content_key("generation", options.model, identity_options(options.model_options), config.decoding_key(),
-                       request.messages)
+    return content_key(
+        "generation",
+        options.model,
+        identity_options(options.model_options),
+        config.decoding_key(),
+        request.messages,
+    )
 
 
 def generate_task(plan: TaskPlan, model: LazyModel, options: EvalOptions) -> dict[str, dict[str, Any]]:
@@ -126,10 +145,17 @@ def generate_task(plan: TaskPlan, model: LazyModel, options: EvalOptions) -> dic
     missing = [r for r in plan.requests if r.id not in outputs]
     if not missing:
         return outputs
-    bar = tqdm(total=len(missing), desc=f"generate {plan.spec.name}", unit="sample", disable=not options.progress)
+    bar = tqdm(
+        total=len(missing), desc=f"generate {plan.spec.name}", unit="sample", disable=not options.progress
+    )
     for request, generation in model.adapter().generate(missing, plan.config):
-        record = {"output": generation.text, "error": generation.error, "seconds": generation.seconds,
-                  "usage": vars(generation.usage), "finish_reason": generation.finish_reason}
+        record = {
+            "output": generation.text,
+            "error": generation.error,
+            "seconds": generation.seconds,
+            "usage": vars(generation.usage),
+            "finish_reason": generation.finish_reason,
+        }
         if generation.text is not None:
             model.store.put(keys[request.id], record)
         outputs[request.id] = record
@@ -138,17 +164,33 @@ def generate_task(plan: TaskPlan, model: LazyModel, options: EvalOptions) -> dic
     return outputs
 
 
-def sample_record(sample: Sample, request: Request, generated: dict[str, Any],
-                  protocol: ScoringProtocol) -> dict[str, Any]:
+def sample_record(
+    sample: Sample, request: Request, generated: dict[str, Any], protocol: ScoringProtocol
+) -> dict[str, Any]:
     """One line of DIR/samples/<task>.jsonl."""
-    scores = score_sample(protocol, split=sample.split, output=generated["output"],
-                          references=sample.references, raw_answer=sample.raw_answer)
+    scores = score_sample(
+        protocol,
+        split=sample.split,
+        output=generated["output"],
+        references=sample.references,
+        raw_answer=sample.raw_answer,
+    )
     return {
-        "id": sample.id, "index": sample.index, "role": sample.role, "question": sample.question,
-        "messages": request.messages, "output": generated["output"], "error": generated.get("error"),
-        "usage": generated.get("usage"), "references": list(sample.references), "raw_answer": sample.raw_answer,
-        "baseline": sample.baseline, "types": list(sample.types), "language": sample.language,
-        "description": sample.description, "scores": scores,
+        "id": sample.id,
+        "index": sample.index,
+        "role": sample.role,
+        "question": sample.question,
+        "messages": request.messages,
+        "output": generated["output"],
+        "error": generated.get("error"),
+        "usage": generated.get("usage"),
+        "references": list(sample.references),
+        "raw_answer": sample.raw_answer,
+        "baseline": sample.baseline,
+        "types": list(sample.types),
+        "language": sample.language,
+        "description": sample.description,
+        "scores": scores,
     }
 
 
@@ -157,22 +199,37 @@ def check_output_dir(options: EvalOptions) -> None:
     if (options.output / RESULTS_FILE).is_file():
         previous = read_results(options.output).config.get("model", {}).get("spec")
         if previous and previous != options.model:
-            raise ConfigError(f"{options.output} holds a run of {previous}, not {options.model}",
-                              where="--output", fix="choose another output folder")
+            raise ConfigError(
+                f"{options.output} holds a run of {previous}, not {options.model}",
+                where="--output",
+                fix="choose another output folder",
+            )
 
 
-def build_config(options: EvalOptions, model_info: dict[str, Any], source: DataSource, specs: Sequence[TaskSpec],
-                 protocol: ScoringProtocol, plans: Sequence[TaskPlan]) -> dict[str, Any]:
+def build_config(
+    options: EvalOptions,
+    model_info: dict[str, Any],
+    source: DataSource,
+    specs: Sequence[TaskSpec],
+    protocol: ScoringProtocol,
+    plans: Sequence[TaskPlan],
+) -> dict[str, Any]:
     scheme, _ = parse_spec(options.model)
     generation = plans[0].config.as_dict() if plans else options.generation.as_dict()
     return {
-        "model": {**model_info, "spec": options.model, "scheme": scheme,
-                  "options": {k: str(v) for k, v in options.model_options.items()}},
+        "model": {
+            **model_info,
+            "spec": options.model,
+            "scheme": scheme,
+            "options": {k: str(v) for k, v in options.model_options.items()},
+        },
         "data": data_provenance(source, specs),
         "tasks": {s.name: s.describe() for s in specs},
-        "prompt": {"template_hash": prompt_template_hash(),
-                   "system_role": model_info.get("system_role", "system"),
-                   "chat_template_sha256": model_info.get("chat_template_sha256")},
+        "prompt": {
+            "template_hash": prompt_template_hash(),
+            "system_role": model_info.get("system_role", "system"),
+            "chat_template_sha256": model_info.get("chat_template_sha256"),
+        },
         "scoring": protocol.describe(),
         "generation": generation,
         "judge": None,
@@ -214,20 +271,29 @@ def evaluate(options: EvalOptions) -> RunResults:
     generated_at = time.perf_counter()
     results = score_and_write(options, plans, outputs, protocol, groups)
     results.config = build_config(options, model_info, source, specs, protocol, plans)
-    results.config["timings"] = {"generation_s": round(generated_at - started, 3),
-                                 "scoring_s": round(time.perf_counter() - generated_at, 3),
-                                 "total_s": round(time.perf_counter() - started, 3)}
+    results.config["timings"] = {
+        "generation_s": round(generated_at - started, 3),
+        "scoring_s": round(time.perf_counter() - generated_at, 3),
+        "total_s": round(time.perf_counter() - started, 3),
+    }
     write_results(options.output, results)
     return results
 
 
-def score_and_write(options: EvalOptions, plans: Sequence[TaskPlan], outputs: Sequence[dict[str, dict[str, Any]]],
-                    protocol: ScoringProtocol, groups: Sequence[GroupSpec]) -> RunResults:
+def score_and_write(
+    options: EvalOptions,
+    plans: Sequence[TaskPlan],
+    outputs: Sequence[dict[str, dict[str, Any]]],
+    protocol: ScoringProtocol,
+    groups: Sequence[GroupSpec],
+) -> RunResults:
     """Score every sample, write the samples files, and aggregate into a RunResults (config filled later)."""
     records = {}
-    for plan, generated in zip(plans, outputs):
-        records[plan.spec.name] = [sample_record(s, r, generated[r.id], protocol)
-                                   for s, r in zip(plan.samples, plan.requests)]
+    for plan, generated in zip(plans, outputs, strict=True):
+        records[plan.spec.name] = [
+            sample_record(s, r, generated[r.id], protocol)
+            for s, r in zip(plan.samples, plan.requests, strict=True)
+        ]
         write_samples(options.output, plan.spec.name, records[plan.spec.name])
     splits = {plan.spec.name: plan.spec.split for plan in plans}
     task_results, group_values = aggregate_run(records, splits, groups, protocol, options.bootstrap)
@@ -243,15 +309,24 @@ def rescore(run_dir: Path, protocol_name: str, bootstrap: BootstrapSettings | No
     for task, old in previous.results.items():
         records[task], splits[task] = read_samples(run_dir, task), old.split
         for record in records[task]:
-            record["scores"] = score_sample(protocol, split=old.split, output=record["output"],
-                                            references=record["references"], raw_answer=record.get("raw_answer"))
+            record["scores"] = score_sample(
+                protocol,
+                split=old.split,
+                output=record["output"],
+                references=record["references"],
+                raw_answer=record.get("raw_answer"),
+            )
         write_samples(run_dir, task, records[task])
     specs = [GroupSpec(name, tuple(g.tasks), "", Path()) for name, g in previous.groups.items()]
     fresh_tasks, fresh_groups = aggregate_run(records, splits, specs, protocol, boot)
-    task_results = {t: TaskResult(**{**previous.results[t].model_dump(), **r.model_dump()})
-                    for t, r in fresh_tasks.items()}
-    kept = {name: {k: v for k, v in g.model_dump().items() if k != "opencompass_total"}
-            for name, g in previous.groups.items()}  # a protocol-specific number never outlives its protocol
+    task_results = {
+        t: TaskResult(**{**previous.results[t].model_dump(), **r.model_dump()})
+        for t, r in fresh_tasks.items()
+    }
+    kept = {
+        name: {k: v for k, v in g.model_dump().items() if k != "opencompass_total"}
+        for name, g in previous.groups.items()
+    }  # a protocol-specific number never outlives its protocol
     groups = {name: GroupResult(**{**kept[name], **g.model_dump()}) for name, g in fresh_groups.items()}
     config = {**previous.config, "scoring": protocol.describe(), "bootstrap": boot.describe()}
     config["rescored"] = {"at": now_iso(), "command": command_line()}

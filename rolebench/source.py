@@ -77,9 +77,7 @@ class DataSource:
         except ImportError as exc:  # pragma: no cover - huggingface_hub is a core dependency
             raise MissingDependency("reading RoleBench from the Hub", "huggingface_hub", "data") from exc
         try:
-            return Path(
-                hf_hub_download(self.location, relpath, repo_type="dataset", revision=self.revision)
-            )
+            return Path(hf_hub_download(self.location, relpath, repo_type="dataset", revision=self.revision))
         except LocalEntryNotFoundError as exc:  # a subclass of EntryNotFoundError in huggingface_hub>=1
             raise DataError(
                 f"cannot download {relpath} from the Hub and it is not in the local cache",

@@ -34,8 +34,12 @@ class TaskSpec:
     max_new_tokens: int | None
 
     def describe(self) -> dict[str, Any]:
-        return {"version": self.version, "split": self.split, "file": self.path.name,
-                "config_sha256": self.config_sha256}
+        return {
+            "version": self.version,
+            "split": self.split,
+            "file": self.path.name,
+            "config_sha256": self.config_sha256,
+        }
 
 
 @dataclass(frozen=True)
@@ -65,8 +69,9 @@ def _read_yaml(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark else str(path)
-        raise ConfigError(f"invalid YAML: {getattr(exc, 'problem', exc)}", where=where,
-                          fix="fix the task file") from None
+        raise ConfigError(
+            f"invalid YAML: {getattr(exc, 'problem', exc)}", where=where, fix="fix the task file"
+        ) from None
     if not isinstance(data, dict):
         raise ConfigError("a task file must be a YAML mapping", where=str(path))
     include = data.pop("include", None)
@@ -79,8 +84,11 @@ def _read_yaml(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
 def _task_from(path: Path, data: dict[str, Any]) -> TaskSpec:
     split = (data.get("dataset_kwargs") or {}).get("split")
     if not isinstance(split, str):
-        raise ConfigError("task has no `dataset_kwargs.split`", where=str(path),
-                          fix="name a RoleBench split, e.g. zh_general")
+        raise ConfigError(
+            "task has no `dataset_kwargs.split`",
+            where=str(path),
+            fix="name a RoleBench split, e.g. zh_general",
+        )
     version = (data.get("metadata") or {}).get("version")
     if version is None:
         raise ConfigError("task has no `metadata.version`", where=str(path))
@@ -132,9 +140,11 @@ def resolve(names: list[str], extra_dirs: tuple[Path, ...] = ()) -> tuple[list[T
         else:
             known = sorted(tasks) + sorted(groups)
             close = difflib.get_close_matches(name, known, n=1)
-            raise ConfigError(f"unknown task {name!r}", where="--tasks",
-                              fix=(f"did you mean {close[0]!r}? " if close else "")
-                              + "run `rolebench tasks` to list them")
+            raise ConfigError(
+                f"unknown task {name!r}",
+                where="--tasks",
+                fix=(f"did you mean {close[0]!r}? " if close else "") + "run `rolebench tasks` to list them",
+            )
 
     for name in names:
         visit(name, ())

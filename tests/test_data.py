@@ -67,12 +67,17 @@ def test_raw_file_absent_means_no_raw_answers(rolebench_data):
 
 
 def _mini_dataset(root: Path, raw_rows: list[dict] | None) -> DataSource:
-    write_jsonl(root / "rolebench-zh/general/test.jsonl", [
-        {"role": "李白", "question": " 写一首诗。", "generated": ["床前明月光"]},
-        {"role": "李白", "question": "你好", "generated": ["你好呀", "幸会"]},
-    ])
-    write_jsonl(root / "rolebench-zh/general/rolegpt_baseline.jsonl",
-                [{"role": "李白", "question": " 写一首诗。", "generated": ["举头望明月"]}])
+    write_jsonl(
+        root / "rolebench-zh/general/test.jsonl",
+        [
+            {"role": "李白", "question": " 写一首诗。", "generated": ["床前明月光"]},
+            {"role": "李白", "question": "你好", "generated": ["你好呀", "幸会"]},
+        ],
+    )
+    write_jsonl(
+        root / "rolebench-zh/general/rolegpt_baseline.jsonl",
+        [{"role": "李白", "question": " 写一首诗。", "generated": ["举头望明月"]}],
+    )
     (root / "profiles-zh").mkdir(parents=True)
     (root / "profiles-zh/desc.json").write_text(json.dumps({"李白": "诗仙"}), encoding="utf-8")
     if raw_rows is not None:
@@ -80,7 +85,9 @@ def _mini_dataset(root: Path, raw_rows: list[dict] | None) -> DataSource:
     return resolve_source(root)
 
 
-@pytest.mark.parametrize("fields", [("instruction", "answer"), ("question", "output"), ("instruction", "generated")])
+@pytest.mark.parametrize(
+    "fields", [("instruction", "answer"), ("question", "output"), ("instruction", "generated")]
+)
 def test_raw_answers_join_on_the_instruction_text(tmp_path, fields):
     q, a = fields
     value = ["原始答案"] if a == "generated" else "原始答案"
@@ -129,7 +136,11 @@ def test_missing_data_folder(tmp_path):
 def test_hub_source_is_the_pinned_upstream_revision(monkeypatch):
     monkeypatch.delenv("ROLEBENCH_DATA", raising=False)
     source = resolve_source()
-    assert (source.kind, source.location, source.revision) == ("hub", "ZenMoore/RoleBench", "a57ed54f9613921e4a5f1b63601a558cd5acf971")
+    assert (source.kind, source.location, source.revision) == (
+        "hub",
+        "ZenMoore/RoleBench",
+        "a57ed54f9613921e4a5f1b63601a558cd5acf971",
+    )
 
 
 def test_demo_split_needs_no_download(tmp_path):

@@ -190,7 +190,10 @@ def test_build_reads_back_as_the_same_samples(built: Path, rolebench_data: Path)
     described = packaged.describe()
     checksums = read_manifest(built / MANIFEST_NAME).files
     assert described["dataset_version"] == "v1.0"
-    assert described["upstream"] == {"repo": "ZenMoore/RoleBench", "revision": "a57ed54f9613921e4a5f1b63601a558cd5acf971"}
+    assert described["upstream"] == {
+        "repo": "ZenMoore/RoleBench",
+        "revision": "a57ed54f9613921e4a5f1b63601a558cd5acf971",
+    }
     assert described["parquet"] and all(checksums[p]["sha256"] == d for p, d in described["parquet"].items())
     with pytest.raises(
         DataError, match="no rows for rolebench-eng/instruction-generalization/general/test.jsonl"
@@ -204,7 +207,9 @@ def test_info_lists_counts_and_missing_files(built: Path, capsys) -> None:
     zh_general = next(line for line in out.splitlines() if line.startswith("zh_general"))
     assert zh_general.split()[3:6] == ["1451", "5933", "5"]
     assert "missing: instructions-zh/instructions-general.jsonl" in out
-    assert "packaged dataset v1.0, built from ZenMoore/RoleBench@a57ed54f9613921e4a5f1b63601a558cd5acf971" in out
+    assert (
+        "packaged dataset v1.0, built from ZenMoore/RoleBench@a57ed54f9613921e4a5f1b63601a558cd5acf971" in out
+    )
 
 
 def test_clean_build_is_v11_with_a_changelog(rolebench_data: Path, tmp_path: Path) -> None:

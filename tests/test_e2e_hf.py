@@ -11,9 +11,24 @@ from rolebench.store import RecordStore
 
 def test_evaluate_tiny_model_on_real_chinese_tasks(tiny_model_dir, rolebench_data, tmp_path, capsys):
     out = tmp_path / "run"
-    args = ["evaluate", "--model", f"hf:{tiny_model_dir}", "--tasks", "rolebench_zh", "--limit", "4",
-            "--max-new-tokens", "12", "--batch-size", "3", "--data-dir", str(rolebench_data),
-            "--output", str(out), "--no-progress"]
+    args = [
+        "evaluate",
+        "--model",
+        f"hf:{tiny_model_dir}",
+        "--tasks",
+        "rolebench_zh",
+        "--limit",
+        "4",
+        "--max-new-tokens",
+        "12",
+        "--batch-size",
+        "3",
+        "--data-dir",
+        str(rolebench_data),
+        "--output",
+        str(out),
+        "--no-progress",
+    ]
     assert main(args) == 0
     results = read_results(out)
     general = results.results["rolebench_zh_general"].model_dump()
@@ -24,7 +39,9 @@ def test_evaluate_tiny_model_on_real_chinese_tasks(tiny_model_dir, rolebench_dat
     assert config["model"]["spec"] == f"hf:{tiny_model_dir}"
     assert config["generation"]["max_new_tokens"] == 12 and config["limit"] == 4
     assert config["prompt"]["system_role"] == "system" and config["prompt"]["chat_template_sha256"]
-    records = [json.loads(line) for line in (out / "samples/rolebench_zh_specific.jsonl").read_text().splitlines()]
+    records = [
+        json.loads(line) for line in (out / "samples/rolebench_zh_specific.jsonl").read_text().splitlines()
+    ]
     assert len(records) == 4
     assert all(isinstance(r["output"], str) for r in records)
     assert records[0]["messages"][0]["role"] == "system" and "你是" in records[0]["messages"][0]["content"]

@@ -1,4 +1,4 @@
-"""`rolebench evaluate` / `rolebench score` end to end with the data-only baseline model, resume, bad inputs."""
+"""`rolebench evaluate` and `rolebench score` end to end with the data-only baseline, resume, bad inputs."""
 
 from __future__ import annotations
 
@@ -22,7 +22,12 @@ def run_cli(*args: str) -> int:
 
 
 def test_demo_runs_with_no_download(tmp_path, capsys):
-    assert run_cli("evaluate", "--model", "baseline:rolegpt", "--tasks", "rolebench_demo", "--output", str(tmp_path)) == 0
+    assert (
+        run_cli(
+            "evaluate", "--model", "baseline:rolegpt", "--tasks", "rolebench_demo", "--output", str(tmp_path)
+        )
+        == 0
+    )
     results = read_results(tmp_path)
     general = results.results["rolebench_demo_general"].model_dump()
     assert general["n"] == 18 and general["n_not_covered"] == 1  # one demo item has no baseline answer
@@ -36,8 +41,17 @@ def test_demo_runs_with_no_download(tmp_path, capsys):
 
 
 def test_config_says_how_results_were_made(tmp_path):
-    run_cli("evaluate", "--model", "baseline:rolegpt", "--tasks", "rolebench_demo_specific", "--output", str(tmp_path),
-            "--model-args", "api_key=sk-secret-value-123456")
+    run_cli(
+        "evaluate",
+        "--model",
+        "baseline:rolegpt",
+        "--tasks",
+        "rolebench_demo_specific",
+        "--output",
+        str(tmp_path),
+        "--model-args",
+        "api_key=sk-secret-value-123456",
+    )
     text = (tmp_path / "results.json").read_text(encoding="utf-8")
     assert "sk-secret-value-123456" not in text
     config = read_results(tmp_path).config
@@ -51,8 +65,15 @@ def test_config_says_how_results_were_made(tmp_path):
 
 def test_rolegpt_row_from_data_alone(rolebench_data, tmp_path):
     """The released baseline scored against the references: every Chinese sample covered, CJK scored."""
-    results = evaluate(EvalOptions(model="baseline:rolegpt", tasks=("rolebench_zh",), output=tmp_path,
-                                   data_dir=str(rolebench_data), progress=False))
+    results = evaluate(
+        EvalOptions(
+            model="baseline:rolegpt",
+            tasks=("rolebench_zh",),
+            output=tmp_path,
+            data_dir=str(rolebench_data),
+            progress=False,
+        )
+    )
     zh = results.groups["rolebench_zh"].model_dump()
     assert results.results["rolebench_zh_general"].n_not_covered == 0
     assert 0.2 < zh["cus"] < 1 and 0.2 < zh["spe"] < 1  # a Chinese tokenizer that drops CJK would give 0
@@ -70,7 +91,9 @@ class InterruptingAdapter(BaselineAdapter):
     def from_spec(cls, rest: str, **options):
         return cls(rest)
 
-    def generate(self, requests: Sequence[Request], config: GenerationConfig) -> Iterator[tuple[Request, Generation]]:
+    def generate(
+        self, requests: Sequence[Request], config: GenerationConfig
+    ) -> Iterator[tuple[Request, Generation]]:
         type(self).asked.append(len(requests))
         for done, pair in enumerate(super().generate(requests, config)):
             if self.budget is not None and done == self.budget:
@@ -80,7 +103,9 @@ class InterruptingAdapter(BaselineAdapter):
 
 def test_interrupted_run_resumes_without_generating_twice(tmp_path, monkeypatch):
     monkeypatch.setitem(model_adapters.ADAPTERS, "flaky", (f"{__name__}:InterruptingAdapter", "rolegpt"))
-    options = EvalOptions(model="flaky:rolegpt", tasks=("rolebench_demo_specific",), output=tmp_path, progress=False)
+    options = EvalOptions(
+        model="flaky:rolegpt", tasks=("rolebench_demo_specific",), output=tmp_path, progress=False
+    )
     InterruptingAdapter.budget, InterruptingAdapter.asked = 4, []
     with pytest.raises(KeyboardInterrupt):
         evaluate(options)
@@ -92,8 +117,14 @@ def test_interrupted_run_resumes_without_generating_twice(tmp_path, monkeypatch)
     assert resumed.results["rolebench_demo_specific"].n_generated == 9
     evaluate(options)  # a third run finds everything stored and loads no model
     assert InterruptingAdapter.asked == [9, 5]
-    fresh = evaluate(EvalOptions(model="baseline:rolegpt", tasks=("rolebench_demo_specific",),
-                                 output=tmp_path / "fresh", progress=False))
+    fresh = evaluate(
+        EvalOptions(
+            model="baseline:rolegpt",
+            tasks=("rolebench_demo_specific",),
+            output=tmp_path / "fresh",
+            progress=False,
+        )
+    )
     assert resumed.results["rolebench_demo_specific"].spe == fresh.results["rolebench_demo_specific"].spe
 
 
@@ -104,7 +135,9 @@ def test_transport_options_do_not_invalidate_stored_generations(tmp_path, monkey
     evaluate(EvalOptions(**base, model_options={"timeout": "30"}))
     evaluate(EvalOptions(**base, model_options={"timeout": "5", "max_retries": "2"}))
     assert InterruptingAdapter.asked == [9]
-    evaluate(EvalOptions(**base, model_options={"timeout": "5", "dtype": "float32"}))  # a real change: new outputs
+    evaluate(
+        EvalOptions(**base, model_options={"timeout": "5", "dtype": "float32"})
+    )  # a real change: new outputs
     assert InterruptingAdapter.asked == [9, 9]
 
 
@@ -124,32 +157,65 @@ def test_score_rescores_saved_generations_under_another_protocol(tmp_path):
 def test_opencompass_protocol_adds_its_pooled_split_number_and_rescoring_removes_it(rolebench_data, tmp_path):
     from rolebench.scoring import get_protocol, opencompass_order
 
-    evaluate(EvalOptions(model="baseline:rolegpt", tasks=("rolebench_zh",), output=tmp_path,
-                         data_dir=str(rolebench_data), progress=False, protocol="opencompass"))
+    evaluate(
+        EvalOptions(
+            model="baseline:rolegpt",
+            tasks=("rolebench_zh",),
+            output=tmp_path,
+            data_dir=str(rolebench_data),
+            progress=False,
+            protocol="opencompass",
+        )
+    )
     group = read_results(tmp_path).groups["rolebench_zh"].model_dump()
-    general = [json.loads(x)["scores"]["cus"] for x in (tmp_path / "samples/rolebench_zh_general.jsonl").open()]
-    specific = [json.loads(x)["scores"]["spe"] for x in (tmp_path / "samples/rolebench_zh_specific.jsonl").open()]
+    general = [
+        json.loads(x)["scores"]["cus"] for x in (tmp_path / "samples/rolebench_zh_general.jsonl").open()
+    ]
+    specific = [
+        json.loads(x)["scores"]["spe"] for x in (tmp_path / "samples/rolebench_zh_specific.jsonl").open()
+    ]
     pooled = general + specific
     expected = sum(pooled[i] for i in opencompass_order(len(pooled))) / len(pooled)
     assert group["opencompass_total"] == pytest.approx(expected, abs=1e-12)
     assert group["opencompass_total"] == get_protocol("opencompass").aggregate(
-        [pooled[i] for i in opencompass_order(len(pooled))], "zh")
+        [pooled[i] for i in opencompass_order(len(pooled))], "zh"
+    )
     assert run_cli("score", str(tmp_path), "--protocol", "rolebench") == 0
     assert "opencompass_total" not in read_results(tmp_path).groups["rolebench_zh"].model_dump()
 
 
 def test_refuses_to_mix_models_in_one_folder(tmp_path, capsys):
-    run_cli("evaluate", "--model", "baseline:rolegpt", "--tasks", "rolebench_demo_specific", "--output", str(tmp_path))
+    run_cli(
+        "evaluate",
+        "--model",
+        "baseline:rolegpt",
+        "--tasks",
+        "rolebench_demo_specific",
+        "--output",
+        str(tmp_path),
+    )
     capsys.readouterr()
-    assert run_cli("evaluate", "--model", "hf:some/model", "--tasks", "rolebench_demo_specific",
-                   "--output", str(tmp_path)) == 2
+    assert (
+        run_cli(
+            "evaluate",
+            "--model",
+            "hf:some/model",
+            "--tasks",
+            "rolebench_demo_specific",
+            "--output",
+            str(tmp_path),
+        )
+        == 2
+    )
     assert "holds a run of baseline:rolegpt" in capsys.readouterr().err
 
 
 def _bad_data_dir(tmp_path: Path) -> Path:
     root = tmp_path / "data"
     (root / "rolebench-zh/role_specific").mkdir(parents=True)
-    (root / "rolebench-zh/role_specific/test.jsonl").write_text('{"role": "李白", "question": "q", "generated": ["a"]}\n{oops\n')
+    (root / "rolebench-zh/role_specific/test.jsonl").write_text(
+        '{"role": "李白", "question": "q", "generated": ["a"]}\n{oops\n'
+    )
     (root / "profiles-zh").mkdir()
     (root / "profiles-zh/desc.json").write_text('{"李白": "诗仙"}')
     return root
@@ -161,22 +227,42 @@ def _bad_data_dir(tmp_path: Path) -> Path:
         (["--model", "nope:x", "--tasks", "rolebench_demo"], "unknown model scheme 'nope'"),
         (["--model", "baseline", "--tasks", "rolebench_demo"], "has no scheme"),
         (["--model", "baseline:gpt5", "--tasks", "rolebench_demo"], "unknown baseline 'gpt5'"),
-        (["--model", "baseline:rolegpt", "--tasks", "rolebench_zh_generl"], "did you mean 'rolebench_zh_general'"),
-        (["--model", "baseline:rolegpt", "--tasks", "rolebench_zh", "--data-dir", "/no/such/dir"], "does not exist"),
-        (["--model", "baseline:rolegpt", "--tasks", "rolebench_zh_specific", "--data-dir", "BAD"], "test.jsonl:2"),
-        (["--model", "baseline:rolegpt", "--tasks", "rolebench_eng_instruct", "--data-dir", "EMPTY"],
-         "rolebench-eng/instruction-generalization/general/test.jsonl not found"),
-        (["--model", "baseline:rolegpt", "--tasks", "rolebench_demo", "--limit", "0"], "--limit must be at least 1"),
+        (
+            ["--model", "baseline:rolegpt", "--tasks", "rolebench_zh_generl"],
+            "did you mean 'rolebench_zh_general'",
+        ),
+        (
+            ["--model", "baseline:rolegpt", "--tasks", "rolebench_zh", "--data-dir", "/no/such/dir"],
+            "does not exist",
+        ),
+        (
+            ["--model", "baseline:rolegpt", "--tasks", "rolebench_zh_specific", "--data-dir", "BAD"],
+            "test.jsonl:2",
+        ),
+        (
+            ["--model", "baseline:rolegpt", "--tasks", "rolebench_eng_instruct", "--data-dir", "EMPTY"],
+            "rolebench-eng/instruction-generalization/general/test.jsonl not found",
+        ),
+        (
+            ["--model", "baseline:rolegpt", "--tasks", "rolebench_demo", "--limit", "0"],
+            "--limit must be at least 1",
+        ),
         (["--model", "baseline:rolegpt", "--tasks", "x", "--include-path", "BADYAML"], "invalid YAML"),
-        (["--model", "baseline:rolegpt", "--tasks", "rolebench_demo", "--model-args", "novalue"], "bad model argument"),
+        (
+            ["--model", "baseline:rolegpt", "--tasks", "rolebench_demo", "--model-args", "novalue"],
+            "bad model argument",
+        ),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, args, expected):
     (tmp_path / "EMPTY").mkdir()
     (tmp_path / "BADYAML").mkdir()
     (tmp_path / "BADYAML/t.yaml").write_text("task: [unclosed\n")
-    replace = {"BAD": str(_bad_data_dir(tmp_path)), "EMPTY": str(tmp_path / "EMPTY"),
-               "BADYAML": str(tmp_path / "BADYAML")}
+    replace = {
+        "BAD": str(_bad_data_dir(tmp_path)),
+        "EMPTY": str(tmp_path / "EMPTY"),
+        "BADYAML": str(tmp_path / "BADYAML"),
+    }
     args = [replace.get(a, a) for a in args]
     code = run_cli("evaluate", *args, "--output", str(tmp_path / "run"))
     err = capsys.readouterr().err.strip()

@@ -23,14 +23,25 @@ def test_every_split_has_a_versioned_task():
         assert tasks[name].split == split
         assert tasks[name].version == 1.0
         assert tasks[name].max_new_tokens == 512
-    assert set(groups) >= {"rolebench", "rolebench_eng_instruct", "rolebench_eng_role", "rolebench_zh", "rolebench_demo"}
+    assert set(groups) >= {
+        "rolebench",
+        "rolebench_eng_instruct",
+        "rolebench_eng_role",
+        "rolebench_zh",
+        "rolebench_demo",
+    }
 
 
 def test_groups_expand_in_order_without_repeats():
     tasks, groups = resolve(["rolebench_zh", "rolebench_zh_general", "rolebench"])
     assert [t.name for t in tasks][:2] == ["rolebench_zh_general", "rolebench_zh_specific"]
     assert len(tasks) == 6 and len({t.name for t in tasks}) == 6
-    assert {g.name for g in groups} == {"rolebench_zh", "rolebench", "rolebench_eng_instruct", "rolebench_eng_role"}
+    assert {g.name for g in groups} == {
+        "rolebench_zh",
+        "rolebench",
+        "rolebench_eng_instruct",
+        "rolebench_eng_role",
+    }
 
 
 def test_unknown_task_suggests_a_close_name():
@@ -53,7 +64,9 @@ def test_task_without_split_or_version_is_rejected(tmp_path):
 def test_extra_task_folder_with_include(tmp_path):
     (tmp_path / "_base.yaml").write_text("generation_kwargs:\n  max_gen_toks: 64\n", encoding="utf-8")
     (tmp_path / "mine.yaml").write_text(
-        "include: _base.yaml\ntask: my_demo\ndataset_kwargs:\n  split: demo_general\nmetadata:\n  version: 3\n",
-        encoding="utf-8")
+        "include: _base.yaml\ntask: my_demo\n"
+        "dataset_kwargs:\n  split: demo_general\nmetadata:\n  version: 3\n",
+        encoding="utf-8",
+    )
     tasks, _ = resolve(["my_demo"], (tmp_path,))
     assert tasks[0].split == "demo_general" and tasks[0].max_new_tokens == 64 and tasks[0].version == 3

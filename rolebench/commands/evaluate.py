@@ -12,16 +12,27 @@ from ..results import RunResults
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("evaluate", help="evaluate a model on RoleBench tasks",
-                              description="Evaluate a model on RoleBench tasks: generate, score (ROUGE-L), "
-                              "optionally judge, and write DIR/results.json + DIR/samples/.")
-    p.add_argument("--model", required=True, help="model spec: hf:ID[@REV], peft:BASE+ADAPTER, openai:MODEL[@URL], "
-                   "llamacpp:PATH|smollm2, vllm:ID, lmeval:NAME,args, baseline:rolegpt")
-    p.add_argument("--tasks", required=True, help="comma-separated task or group names (see `rolebench tasks`)")
+    p = subparsers.add_parser(
+        "evaluate",
+        help="evaluate a model on RoleBench tasks",
+        description="Evaluate a model on RoleBench tasks: generate, score (ROUGE-L), "
+        "optionally judge, and write DIR/results.json + DIR/samples/.",
+    )
+    p.add_argument(
+        "--model",
+        required=True,
+        help="model spec: hf:ID[@REV], peft:BASE+ADAPTER, openai:MODEL[@URL], "
+        "llamacpp:PATH|smollm2, vllm:ID, lmeval:NAME,args, baseline:rolegpt",
+    )
+    p.add_argument(
+        "--tasks", required=True, help="comma-separated task or group names (see `rolebench tasks`)"
+    )
     p.add_argument("--output", type=Path, help="run folder (default runs/<model>)")
     add_data_arguments(p)
     p.add_argument("--limit", type=int, help="evaluate only the first N samples of each task")
-    p.add_argument("--protocol", default="rolebench", help="ROUGE-L scoring protocol: rolebench (default) or opencompass")
+    p.add_argument(
+        "--protocol", default="rolebench", help="ROUGE-L scoring protocol: rolebench (default) or opencompass"
+    )
     g = p.add_argument_group("generation")
     g.add_argument("--max-new-tokens", type=int, help="default: the task's max_gen_toks (512)")
     g.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")
@@ -30,22 +41,33 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     g.add_argument("--batch-size", type=int, default=8, help="prompts per forward pass (local models)")
     g.add_argument("--concurrency", type=int, default=8, help="requests in flight (API models)")
     g.add_argument("--base-url", help="OpenAI-compatible server URL for openai: specs")
-    g.add_argument("--model-args", default="", help="backend options as key=value,... (e.g. dtype=bfloat16,device=cuda)")
+    g.add_argument(
+        "--model-args", default="", help="backend options as key=value,... (e.g. dtype=bfloat16,device=cuda)"
+    )
     j = p.add_argument_group("judge")
     j.add_argument("--judge", help="judge model spec: compute the win rate against the RoleGPT baseline")
     j.add_argument("--judge-limit", type=int, help="judge a seeded sample of N per task")
     j.add_argument("--judge-base-url", help="OpenAI-compatible server URL for the judge")
-    j.add_argument("--judge-config", default="rolellm_rank", metavar="NAME|FILE", help="judge definition (YAML)")
-    j.add_argument("--price-table", type=Path, metavar="FILE", help="YAML/JSON: model -> $ per 1M input/output tokens")
+    j.add_argument(
+        "--judge-config", default="rolellm_rank", metavar="NAME|FILE", help="judge definition (YAML)"
+    )
+    j.add_argument(
+        "--price-table", type=Path, metavar="FILE", help="YAML/JSON: model -> $ per 1M input/output tokens"
+    )
     p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for confidence intervals")
-    p.add_argument("--include-path", type=Path, action="append", default=[], help="extra folder of task YAMLs")
+    p.add_argument(
+        "--include-path", type=Path, action="append", default=[], help="extra folder of task YAMLs"
+    )
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
     p.set_defaults(run=run)
 
 
 def add_data_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--data-dir", help="local RoleBench folder in the Hub layout, a `rolebench data build` folder, or "
-                   "hf://ORG/NAME@VERSION (default: $ROLEBENCH_DATA, else the upstream Hub repo at a pinned revision)")
+    p.add_argument(
+        "--data-dir",
+        help="local RoleBench folder in the Hub layout, a `rolebench data build` folder, or "
+        "hf://ORG/NAME@VERSION (default: $ROLEBENCH_DATA, else the upstream Hub repo at a pinned revision)",
+    )
     p.add_argument("--revision", help="Hub revision of ZenMoore/RoleBench (default: the pinned one)")
 
 
@@ -55,7 +77,9 @@ def parse_model_args(text: str) -> dict[str, Any]:
     for item in filter(None, (part.strip() for part in text.split(","))):
         key, sep, value = item.partition("=")
         if not sep or not key:
-            raise ConfigError(f"bad model argument {item!r}", where="--model-args", fix="write key=value,key=value")
+            raise ConfigError(
+                f"bad model argument {item!r}", where="--model-args", fix="write key=value,key=value"
+            )
         options[key.strip()] = value.strip()
     return options
 
@@ -76,14 +100,27 @@ def run(args: argparse.Namespace) -> int:
     options_ = parse_model_args(args.model_args)
     if args.base_url:
         options_["base_url"] = args.base_url
-    generation = GenerationConfig(temperature=args.temperature, top_p=args.top_p, seed=args.seed,
-                                  batch_size=args.batch_size, concurrency=args.concurrency)
+    generation = GenerationConfig(
+        temperature=args.temperature,
+        top_p=args.top_p,
+        seed=args.seed,
+        batch_size=args.batch_size,
+        concurrency=args.concurrency,
+    )
     options = EvalOptions(
-        model=args.model, tasks=tuple(t.strip() for t in args.tasks.split(",") if t.strip()),
-        output=args.output or default_output(args.model), data_dir=args.data_dir, revision=args.revision,
-        limit=args.limit, protocol=args.protocol, generation=generation, max_new_tokens=args.max_new_tokens,
-        model_options=options_, include_paths=tuple(args.include_path),
-        bootstrap=BootstrapSettings(resamples=args.bootstrap, seed=args.seed), progress=not args.no_progress,
+        model=args.model,
+        tasks=tuple(t.strip() for t in args.tasks.split(",") if t.strip()),
+        output=args.output or default_output(args.model),
+        data_dir=args.data_dir,
+        revision=args.revision,
+        limit=args.limit,
+        protocol=args.protocol,
+        generation=generation,
+        max_new_tokens=args.max_new_tokens,
+        model_options=options_,
+        include_paths=tuple(args.include_path),
+        bootstrap=BootstrapSettings(resamples=args.bootstrap, seed=args.seed),
+        progress=not args.no_progress,
     )
     results = evaluate(options)
     if args.judge:
@@ -97,8 +134,14 @@ def run_judge(args: argparse.Namespace, run_dir: Path) -> RunResults:
     from ..judge import JudgeSettings, judge_run
     from ..results import read_results
 
-    settings = JudgeSettings(limit=args.judge_limit, concurrency=args.concurrency, base_url=args.judge_base_url,
-                             progress=not args.no_progress, price_table=args.price_table,
-                             judge_config=args.judge_config, seed=args.seed)
+    settings = JudgeSettings(
+        limit=args.judge_limit,
+        concurrency=args.concurrency,
+        base_url=args.judge_base_url,
+        progress=not args.no_progress,
+        price_table=args.price_table,
+        judge_config=args.judge_config,
+        seed=args.seed,
+    )
     judge_run(run_dir, args.judge, settings=settings)
     return read_results(run_dir)

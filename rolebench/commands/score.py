@@ -7,8 +7,11 @@ from pathlib import Path
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("score", help="re-score saved generations (no model needed)",
-                              description="Re-score DIR/samples/*.jsonl and rewrite DIR/results.json in place.")
+    p = subparsers.add_parser(
+        "score",
+        help="re-score saved generations (no model needed)",
+        description="Re-score DIR/samples/*.jsonl and rewrite DIR/results.json in place.",
+    )
     p.add_argument("run_dir", type=Path, help="a run folder written by `rolebench evaluate`")
     p.add_argument("--protocol", default="rolebench", help="rolebench (default) or opencompass")
     p.set_defaults(run=run)

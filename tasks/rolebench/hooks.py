@@ -20,8 +20,14 @@ from rolebench.source import resolve_source
 _PROTOCOL = {"name": "rolebench"}
 
 
-def load_docs(split: str, data_dir: str | None = None, revision: str | None = None,
-              protocol: str = "rolebench", limit: int | None = None, **_: Any) -> dict[str, Any]:
+def load_docs(
+    split: str,
+    data_dir: str | None = None,
+    revision: str | None = None,
+    protocol: str = "rolebench",
+    limit: int | None = None,
+    **_: Any,
+) -> dict[str, Any]:
     """custom_dataset hook: {"test": datasets.Dataset} of one RoleBench split, one doc per sample."""
     import datasets
 
