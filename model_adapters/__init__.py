@@ -48,12 +48,22 @@ def parse_spec(spec: str) -> tuple[str, str]:
     return scheme, rest
 
 
+def adapter_class(spec: str) -> type:
+    """The class implementing a spec's scheme (its module is imported, the model is not loaded)."""
+    scheme, _ = parse_spec(spec)
+    module_name, _, class_name = ADAPTERS[scheme][0].partition(":")
+    return getattr(importlib.import_module(module_name), class_name)
+
+
+def request_meta_keys(spec: str) -> tuple[str, ...]:
+    """The `Request.meta` fields an adapter answers from (they belong in its cache keys)."""
+    return tuple(getattr(adapter_class(spec), "request_meta_keys", ()))
+
+
 def load_model(spec: str, **options: Any) -> ModelAdapter:
     """Build the adapter a spec names. `options` are backend settings (e.g. `dtype`, `base_url`)."""
-    scheme, rest = parse_spec(spec)
-    module_name, _, class_name = ADAPTERS[scheme][0].partition(":")
-    cls = getattr(importlib.import_module(module_name), class_name)
-    return cls.from_spec(rest, **options)
+    _, rest = parse_spec(spec)
+    return adapter_class(spec).from_spec(rest, **options)
 
 
 __all__ = [
@@ -64,6 +74,8 @@ __all__ = [
     "ModelAdapter",
     "Request",
     "Usage",
+    "adapter_class",
     "load_model",
+    "request_meta_keys",
     "parse_spec",
 ]

@@ -35,7 +35,8 @@ class GenerationConfig:
 
 @dataclass(frozen=True)
 class Request:
-    """One conversation to complete. `meta` carries sample fields a special backend may need."""
+    """One conversation to complete. `meta` carries sample fields a special backend may need; such a
+    backend names them in a class attribute `request_meta_keys`, so they enter its cache keys."""
 
     id: str
     messages: list[Message]

@@ -19,6 +19,8 @@ BASELINES = ("rolegpt",)
 
 
 class BaselineAdapter:
+    request_meta_keys = ("baseline",)  # the answer comes from the data, so the data is part of its identity
+
     def __init__(self, name: str) -> None:
         self.spec = f"baseline:{name}"
         self.name = name

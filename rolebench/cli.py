@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import pkgutil
 import sys
 from collections.abc import Sequence
@@ -52,6 +53,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RoleBenchError as exc:
         print(f"rolebench: error: {exc.line()}", file=sys.stderr)
         return exc.exit_code
+    except BrokenPipeError:  # e.g. `rolebench tasks | head`: the reader left; say nothing more
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keeps Python's exit flush from failing again
+        return 0
     except KeyboardInterrupt:
         print(
             "rolebench: interrupted; everything generated so far is stored, run again to resume",

@@ -15,7 +15,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from model_adapters import GenerationConfig, ModelAdapter, Request, load_model, parse_spec
+from model_adapters import GenerationConfig, ModelAdapter, Request, load_model, parse_spec, request_meta_keys
 
 from .aggregate import BootstrapSettings, aggregate_run
 from .data import DEMO_SOURCE, Sample, get_split, load_samples
@@ -127,19 +127,24 @@ def plan_tasks(options: EvalOptions, specs: Sequence[TaskSpec], source: DataSour
     return plans
 
 
-def generation_key(options: EvalOptions, config: GenerationConfig, request: Request) -> str:
+def generation_key(
+    options: EvalOptions, config: GenerationConfig, request: Request, meta_keys: Sequence[str] = ()
+) -> str:
+    """The store key of one generation: model, options, decoding, messages, and any data the model reads."""
     return content_key(
         "generation",
         options.model,
         identity_options(options.model_options),
         config.decoding_key(),
         request.messages,
+        {key: request.meta.get(key) for key in meta_keys},
     )
 
 
 def generate_task(plan: TaskPlan, model: LazyModel, options: EvalOptions) -> dict[str, dict[str, Any]]:
     """Outputs of every request of a task by request id, generating only what the store lacks."""
-    keys = {r.id: generation_key(options, plan.config, r) for r in plan.requests}
+    meta_keys = request_meta_keys(options.model)
+    keys = {r.id: generation_key(options, plan.config, r, meta_keys) for r in plan.requests}
     stored = model.store.get_many(keys.values())
     outputs = {rid: stored[key] for rid, key in keys.items() if key in stored}
     missing = [r for r in plan.requests if r.id not in outputs]

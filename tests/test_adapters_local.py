@@ -224,7 +224,9 @@ def test_missing_smollm2_package_says_how_to_install(monkeypatch):
         load_model("smollm2:135m")
 
 
-def test_peft_tokenizer_from_the_adapter_folder_ignores_the_bases_gguf_file(tiny_model_dir, tiny_lora_dir, tmp_path):
+def test_peft_tokenizer_from_the_adapter_folder_ignores_the_bases_gguf_file(
+    tiny_model_dir, tiny_lora_dir, tmp_path
+):
     """A LoRA trained on a GGUF base (e.g. the RoCIT smoke config) saves its tokenizer beside the adapter;
     loading it must not look for the base's GGUF file inside the adapter folder."""
     import shutil

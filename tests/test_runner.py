@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from model_adapters.baseline import BaselineAdapter
 from rolebench.cli import main
 from rolebench.results import read_results
 from rolebench.runner import EvalOptions, evaluate
+from rolebench.source import resolve_source
 from rolebench.store import RecordStore
 
 
@@ -126,6 +128,23 @@ def test_interrupted_run_resumes_without_generating_twice(tmp_path, monkeypatch)
         )
     )
     assert resumed.results["rolebench_demo_specific"].spe == fresh.results["rolebench_demo_specific"].spe
+
+
+def test_baseline_answers_follow_the_data_not_the_store(tmp_path):
+    """baseline:rolegpt answers from the data: a changed baseline file must not be served from the store."""
+    root = tmp_path / "data"
+    shutil.copytree(Path(__file__).parents[1] / "rolebench/demo_data", root)
+    demo = root / "rolebench-demo/role_specific/rolegpt_baseline.jsonl"
+    tasks = ("rolebench_demo_specific",)
+    options = EvalOptions(model="baseline:rolegpt", tasks=tasks, output=tmp_path / "run", progress=False)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("rolebench.data.DEMO_SOURCE", resolve_source(root))
+        patch.setattr("rolebench.runner.DEMO_SOURCE", resolve_source(root))
+        first = evaluate(options).results["rolebench_demo_specific"].spe
+        rows = [json.loads(line) for line in demo.read_text(encoding="utf-8").splitlines()]
+        demo.write_text("".join(json.dumps({**r, "generated": ["Nothing to say."]}) + "\n" for r in rows))
+        second = evaluate(options).results["rolebench_demo_specific"].spe
+    assert first > 0.3 and second < first
 
 
 def test_transport_options_do_not_invalidate_stored_generations(tmp_path, monkeypatch):
