@@ -84,6 +84,14 @@ def parse_model_args(text: str) -> dict[str, Any]:
     return options
 
 
+def model_options(args: argparse.Namespace) -> dict[str, Any]:
+    """Backend options from `--model-args`, with `--base-url` as `base_url`."""
+    options = parse_model_args(args.model_args)
+    if args.base_url:
+        options["base_url"] = args.base_url
+    return options
+
+
 def default_output(model: str) -> Path:
     return Path("runs") / re.sub(r"[^A-Za-z0-9._-]+", "_", model).strip("_")
 
@@ -97,9 +105,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.limit is not None and args.limit < 1:
         raise ConfigError("--limit must be at least 1", where="--limit")
-    options_ = parse_model_args(args.model_args)
-    if args.base_url:
-        options_["base_url"] = args.base_url
+    options_ = model_options(args)
     generation = GenerationConfig(
         temperature=args.temperature,
         top_p=args.top_p,

@@ -141,11 +141,9 @@ def generator_settings(args: argparse.Namespace):  # noqa: ANN201 - GeneratorSet
     from model_adapters import GenerationConfig
 
     from ..recipes.generation import GeneratorSettings
-    from .evaluate import parse_model_args
+    from .evaluate import model_options
 
-    options = parse_model_args(args.model_args)
-    if args.base_url:
-        options["base_url"] = args.base_url
+    options = model_options(args)
     config = GenerationConfig(
         max_new_tokens=args.max_new_tokens,
         temperature=args.temperature,
