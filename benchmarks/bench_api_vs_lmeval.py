@@ -35,9 +35,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from model_adapters import GenerationConfig, Request, load_model  # noqa: E402
-from rolebench.data import load_samples  # noqa: E402
-from rolebench.prompt import role_messages  # noqa: E402
-from rolebench.source import resolve_source  # noqa: E402
+from rolebench.data.samples import load_samples  # noqa: E402
+from rolebench.data.source import resolve_source  # noqa: E402
+from rolebench.prompts.roleplay import role_messages  # noqa: E402
 
 
 def rolebench_requests(data_dir: str | None, n: int) -> list[Request]:

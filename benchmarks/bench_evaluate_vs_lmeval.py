@@ -31,9 +31,9 @@ sys.path.insert(0, str(REPO))
 
 from model_adapters import GenerationConfig, Request, load_model  # noqa: E402
 from model_adapters.llamacpp import smollm2_gguf  # noqa: E402
-from rolebench.data import load_samples  # noqa: E402
-from rolebench.prompt import role_messages  # noqa: E402
-from rolebench.source import resolve_source  # noqa: E402
+from rolebench.data.samples import load_samples  # noqa: E402
+from rolebench.data.source import resolve_source  # noqa: E402
+from rolebench.prompts.roleplay import role_messages  # noqa: E402
 
 
 def rolebench_requests(data_dir: str | None, n: int, split: str = "zh_general") -> list[Request]:
@@ -48,7 +48,7 @@ def rolebench_requests(data_dir: str | None, n: int, split: str = "zh_general") 
 
 def smollm2_folder() -> Path:
     """SmolLM2 as a transformers folder (converted from the GGUF once, kept in the rolebench cache dir)."""
-    from rolebench.store import cache_dir
+    from rolebench.storage.records import cache_dir
 
     folder = cache_dir() / "bench" / "smollm2-135m-instruct-from-gguf"
     if not (folder / "config.json").is_file():

@@ -61,7 +61,14 @@ def serve(latency: float, port_queue: Any, stop: Any) -> None:
 
 
 def make_run(folder: Path, pairs: int) -> Path:
-    from rolebench.results import GroupResult, RunResults, TaskResult, now_iso, write_results, write_samples
+    from rolebench.results.schema import (
+        GroupResult,
+        RunResults,
+        TaskResult,
+        now_iso,
+        write_results,
+        write_samples,
+    )
 
     records = [{"id": f"bench/{i}", "index": i, "role": "Captain Mira Vance", "question": f"Question {i}?",
                 "description": "A starship captain who speaks in short bursts.", "language": "en",
@@ -76,7 +83,7 @@ def make_run(folder: Path, pairs: int) -> Path:
 
 def timed_judge(run: Path, base_url: str, concurrency: int) -> tuple[float, float, dict[str, Any]]:
     """(wall seconds, CPU seconds of this process, all threads) of one judge_run, and its report."""
-    from rolebench.judge import JudgeSettings, judge_run
+    from rolebench.judge.run import JudgeSettings, judge_run
 
     settings = JudgeSettings(concurrency=concurrency, base_url=base_url, progress=False)
     started, cpu = time.perf_counter(), time.process_time()
@@ -87,7 +94,7 @@ def timed_judge(run: Path, base_url: str, concurrency: int) -> tuple[float, floa
 def adapter_floor(base_url: str, pairs: int, concurrency: int) -> tuple[float, float]:
     """The bare `openai:` adapter on the same number of judge prompts: the floor under the judge."""
     from model_adapters import GenerationConfig, Request, load_model
-    from rolebench.judge_config import load_judge_config
+    from rolebench.judge.config import load_judge_config
 
     judge = load_judge_config()
     requests = [Request(id=str(i), messages=judge.messages(

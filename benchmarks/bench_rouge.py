@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from rolebench.scoring import (
+from rolebench.scoring.protocols import (
     OC_PRED_PLACEHOLDER,
     OC_REF_PLACEHOLDER,
     general_postprocess,

@@ -11,9 +11,8 @@ import difflib
 import importlib
 from typing import Any
 
+from model_adapters.interface import Generation, GenerationConfig, Message, ModelAdapter, Request, Usage
 from rolebench.errors import ConfigError
-
-from .base import Generation, GenerationConfig, Message, ModelAdapter, Request, Usage
 
 # scheme -> ("module:Class", what the rest of the spec is)
 ADAPTERS: dict[str, tuple[str, str]] = {

@@ -11,9 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from model_adapters.interface import Generation, GenerationConfig, Request
 from rolebench.errors import ConfigError
-
-from .base import Generation, GenerationConfig, Request
 
 BASELINES = ("rolegpt",)
 

@@ -30,10 +30,9 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from model_adapters.interface import Generation, GenerationConfig, Message, Request, Usage
 from rolebench.errors import ConfigError, MissingDependency, ModelError
-from rolebench.prompt import merge_system
-
-from .base import Generation, GenerationConfig, Message, Request, Usage
+from rolebench.prompts.roleplay import merge_system
 
 PROBE_TEXT = "rolebench-system-probe"
 SYSTEM_PROBE: list[Message] = [{"role": "system", "content": PROBE_TEXT}, {"role": "user", "content": "Hi"}]

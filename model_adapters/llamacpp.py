@@ -23,11 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from model_adapters.hf import coerce_options, first_line, probe_system_role, text_sha256
+from model_adapters.interface import Generation, GenerationConfig, Request, Usage
 from rolebench.errors import ConfigError, MissingDependency, ModelError
-from rolebench.prompt import merge_system
-
-from .base import Generation, GenerationConfig, Request, Usage
-from .hf import coerce_options, first_line, probe_system_role, text_sha256
+from rolebench.prompts.roleplay import merge_system
 
 SMOLLM2_NAMES = ("smollm2", "smollm2-135m", "smollm2-135m-instruct")
 

@@ -22,11 +22,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from model_adapters.hf import coerce_options, first_line, plain_prompt, probe_system_role, text_sha256
+from model_adapters.interface import Generation, GenerationConfig, Message, Request, Usage
 from rolebench.errors import ConfigError, MissingDependency, ModelError
-from rolebench.prompt import merge_system
-
-from .base import Generation, GenerationConfig, Message, Request, Usage
-from .hf import coerce_options, first_line, plain_prompt, probe_system_role, text_sha256
+from rolebench.prompts.roleplay import merge_system
 
 SECRET_HINTS = ("key", "token", "secret", "password")
 

@@ -48,9 +48,8 @@ from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from model_adapters.interface import Generation, GenerationConfig, Request, Usage
 from rolebench.errors import ConfigError, MissingDependency, ModelError
-
-from .base import Generation, GenerationConfig, Request, Usage
 
 log = logging.getLogger(__name__)
 

@@ -15,9 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from model_adapters.hf import HFAdapter, HFOptions, coerce_options, split_revision
 from rolebench.errors import ConfigError, MissingDependency
-
-from .hf import HFAdapter, HFOptions, coerce_options, split_revision
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin")
 

@@ -18,11 +18,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from model_adapters.hf import coerce_options, first_line, probe_system_role, split_revision, text_sha256
+from model_adapters.interface import Generation, GenerationConfig, Request, Usage
 from rolebench.errors import ConfigError, MissingDependency, ModelError
-from rolebench.prompt import merge_system
-
-from .base import Generation, GenerationConfig, Request, Usage
-from .hf import coerce_options, first_line, probe_system_role, split_revision, text_sha256
+from rolebench.prompts.roleplay import merge_system
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .errors import ConfigError, DataError, MissingDependency, ModelError, RoleBenchError
+from rolebench.errors import ConfigError, DataError, MissingDependency, ModelError, RoleBenchError
 
 __version__ = "0.1.0"
 

@@ -10,7 +10,7 @@ import pytest
 from model_adapters import GenerationConfig, Request, load_model
 from model_adapters.hf import HFAdapter
 from rolebench.errors import ConfigError, MissingDependency, ModelError, RoleBenchError
-from rolebench.prompt import role_messages
+from rolebench.prompts.roleplay import role_messages
 
 QUESTIONS = [
     ("孙悟空", "齐天大圣，神通广大。", "你最喜欢的诗是哪一首？", "zh"),

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from rolebench.data import SPLITS, load_samples, normalise_types, raw_answers, split_files_status
+from rolebench.data.samples import SPLITS, load_samples, normalise_types, raw_answers, split_files_status
+from rolebench.data.source import DataSource, resolve_source
 from rolebench.errors import DataError
-from rolebench.source import DataSource, resolve_source
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> None:

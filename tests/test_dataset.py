@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from rolebench.cli import main
-from rolebench.data import load_samples
-from rolebench.dataset_card import read_front_matter
-from rolebench.dataset_layout import CONFIG_NAMES, MANIFEST_NAME, PROFILE_CONFIGS, QA_CONFIGS
+from rolebench.cli.main import main
+from rolebench.data.card import read_front_matter
+from rolebench.data.layout import CONFIG_NAMES, MANIFEST_NAME, PROFILE_CONFIGS, QA_CONFIGS
+from rolebench.data.manifest import packaged_manifest, read_manifest
+from rolebench.data.samples import load_samples
+from rolebench.data.source import resolve_source
 from rolebench.errors import DataError
-from rolebench.manifest import packaged_manifest, read_manifest
-from rolebench.source import resolve_source
 
 pa_parquet = pytest.importorskip(
     "pyarrow.parquet", reason="building the dataset needs pyarrow (rolebench[data])"

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 from hub_standin import HubStandIn
 
-from rolebench.cli import main
-from rolebench.data import load_samples
-from rolebench.dataset_layout import MANIFEST_NAME
+from rolebench.cli.main import main
+from rolebench.data.layout import MANIFEST_NAME
+from rolebench.data.manifest import read_manifest
+from rolebench.data.samples import load_samples
+from rolebench.data.source import UPSTREAM_REPO, file_sha256, resolve_source
 from rolebench.errors import DataError
-from rolebench.manifest import read_manifest
-from rolebench.source import UPSTREAM_REPO, file_sha256, resolve_source
 
 pytest.importorskip("pyarrow", reason="building the dataset needs pyarrow (rolebench[data])")
 UPSTREAM_FILES = [

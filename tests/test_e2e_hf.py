@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from rolebench.cli import main
-from rolebench.results import read_results
-from rolebench.store import RecordStore
+from rolebench.cli.main import main
+from rolebench.results.schema import read_results
+from rolebench.storage.records import RecordStore
 
 
 def test_evaluate_tiny_model_on_real_chinese_tasks(tiny_model_dir, rolebench_data, tmp_path, capsys):

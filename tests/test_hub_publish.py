@@ -10,13 +10,13 @@ import pytest
 import yaml
 from hub_standin import HubStandIn
 
-from rolebench import hub_publish
-from rolebench.cli import main
+from rolebench.cli.main import main
 from rolebench.errors import ConfigError, DataError
-from rolebench.leaderboard import collect
-from rolebench.leaderboard_files import build
-from rolebench.results import read_results, write_results
-from rolebench.runner import EvalOptions, evaluate
+from rolebench.evaluation.pipeline import EvalOptions, evaluate
+from rolebench.leaderboard import publish as hub_publish
+from rolebench.leaderboard.boards import collect
+from rolebench.leaderboard.build import build
+from rolebench.results.schema import read_results, write_results
 
 
 @pytest.fixture(scope="module")

@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 from fake_openai import Reply, fake_openai  # noqa: F401 - `fake_openai` is a fixture
 
-from rolebench import judge_parse
-from rolebench.cli import main
-from rolebench.judge import JudgeSettings, judge_run
-from rolebench.judge_config import load_judge_config
-from rolebench.results import (
+from rolebench.cli.main import main
+from rolebench.judge import parse as judge_parse
+from rolebench.judge.config import load_judge_config
+from rolebench.judge.run import JudgeSettings, judge_run
+from rolebench.results.schema import (
     GroupResult,
     RunResults,
     TaskResult,

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from rolebench.errors import ConfigError
-from rolebench.judge_config import load_judge_config, load_price_table, run_cost
-from rolebench.judge_parse import VerdictParseError, get_parser, parse_rank_list
-from rolebench.judge_score import combine, judge_fields, preference
-from rolebench.prompt import TEMPLATE_DIR
+from rolebench.judge.config import load_judge_config, load_price_table, run_cost
+from rolebench.judge.outcomes import combine, judge_fields, preference
+from rolebench.judge.parse import VerdictParseError, get_parser, parse_rank_list
+from rolebench.prompts.roleplay import TEMPLATE_DIR
 
 A_WINS = [
     # the paper's format, as JSON and as a Python literal

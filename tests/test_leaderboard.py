@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from rolebench.cli import main
+from rolebench.cli.main import main
 from rolebench.errors import DataError
-from rolebench.judge_score import judge_fields
-from rolebench.leaderboard import REPORTED, collect, reference_rows
-from rolebench.leaderboard_files import build
-from rolebench.leaderboard_tables import to_csv, to_latex, to_markdown
-from rolebench.results import GroupResult, TaskResult, read_results, write_results
-from rolebench.runner import EvalOptions, evaluate, rescore
+from rolebench.evaluation.pipeline import EvalOptions, evaluate, rescore
+from rolebench.judge.outcomes import judge_fields
+from rolebench.leaderboard.boards import REPORTED, collect, reference_rows
+from rolebench.leaderboard.build import build
+from rolebench.leaderboard.tables import to_csv, to_latex, to_markdown
+from rolebench.results.schema import GroupResult, TaskResult, read_results, write_results
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = REPO_ROOT / "test-artifacts"
@@ -184,7 +184,7 @@ def test_hostile_names_print_as_text_everywhere(boards):
         XSS not in latex
         and r"\textless{}script\textgreater{}alert(1)\textless{}/script\textgreater{}" in latex
     )
-    from rolebench.leaderboard_html import to_html
+    from rolebench.leaderboard.webpage import to_html
 
     page = to_html(boards)
     assert XSS not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
@@ -229,7 +229,7 @@ def test_build_command_writes_every_format(runs, tmp_path, capsys):
 
 
 def test_page_loads_nothing_from_elsewhere(boards):
-    from rolebench.leaderboard_html import to_html
+    from rolebench.leaderboard.webpage import to_html
 
     page = to_html(boards)
     assert not re.search(r"""(?:src|href|action)\s*=\s*["']?\s*(?:https?:)?//""", page, re.I)

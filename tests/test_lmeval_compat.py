@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from model_adapters import GenerationConfig, load_model
-from rolebench.runner import EvalOptions, evaluate
-from rolebench.sample_scores import score_sample
-from rolebench.scoring import get_protocol
+from rolebench.evaluation.pipeline import EvalOptions, evaluate
+from rolebench.scoring.metrics import score_sample
+from rolebench.scoring.protocols import get_protocol
 
 TASKS = ("rolebench_zh_general", "rolebench_zh_specific")
 TASK_DIR = Path(__file__).resolve().parent.parent / "tasks"

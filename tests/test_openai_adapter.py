@@ -26,8 +26,8 @@ from fake_openai import FakeOpenAI, Reply, fake_openai  # noqa: F401 - `fake_ope
 from model_adapters import GenerationConfig, Request, load_model
 from model_adapters.openai_api import OpenAIAdapter, RetryPolicy, parse_retry_after
 from rolebench.errors import ConfigError, ModelError
-from rolebench.prompt import role_messages
-from rolebench.runner import EvalOptions, evaluate
+from rolebench.evaluation.pipeline import EvalOptions, evaluate
+from rolebench.prompts.roleplay import role_messages
 
 SECRET = "sk-test-SECRET123"
 FAST = {"backoff": 0.0, "max_retries": 3}  # no waiting between retries unless a test asks for it

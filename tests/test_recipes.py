@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from fake_openai import fake_openai  # noqa: F401 - `fake_openai` is a fixture
 
-from rolebench.cli import main
+from rolebench.cli.main import main
 from rolebench.recipes.dialogues import DemonstrationRetriever, dialogue_pairs, segments
 from rolebench.recipes.qa_parse import parse_items
 from rolebench.recipes.splits import SplitOptions, build_splits, pair_key

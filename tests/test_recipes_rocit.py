@@ -66,7 +66,7 @@ def write_config(tmp_path: Path, model_dir: Path, **sections: dict) -> Path:
 def test_prompt_tokens_are_masked_and_the_answer_ends_with_the_turn_end(tiny_model_dir, tmp_path):
     from transformers import AutoTokenizer
 
-    from rolebench.prompt import role_messages
+    from rolebench.prompts.roleplay import role_messages
     from rolebench.recipes.rocit_data import (
         IGNORE_INDEX,
         ChatRenderer,
@@ -89,7 +89,7 @@ def test_prompt_tokens_are_masked_and_the_answer_ends_with_the_turn_end(tiny_mod
 
 
 def run(config: Path, *extra: str) -> int:
-    from rolebench.cli import main
+    from rolebench.cli.main import main
 
     return main(["recipe", "rocit", "--config", str(config), "--no-progress", *extra])
 

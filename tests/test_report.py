@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from rolebench.cli import main
-from rolebench.report import report_context, write_report
-from rolebench.results import read_results, read_samples, write_results, write_samples
-from rolebench.runner import EvalOptions, evaluate
+from rolebench.cli.main import main
+from rolebench.evaluation.pipeline import EvalOptions, evaluate
+from rolebench.report.page import report_context, write_report
+from rolebench.results.schema import read_results, read_samples, write_results, write_samples
 
 XSS = "<script>alert(1)</script>"
 EVIL_OUTPUT = "<img src=x onerror=alert(2)>"

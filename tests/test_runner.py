@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 import model_adapters
-from model_adapters.base import Generation, GenerationConfig, Request
 from model_adapters.baseline import BaselineAdapter
-from rolebench.cli import main
-from rolebench.results import read_results
-from rolebench.runner import EvalOptions, evaluate
-from rolebench.source import resolve_source
-from rolebench.store import RecordStore
+from model_adapters.interface import Generation, GenerationConfig, Request
+from rolebench.cli.main import main
+from rolebench.data.source import resolve_source
+from rolebench.evaluation.pipeline import EvalOptions, evaluate
+from rolebench.results.schema import read_results
+from rolebench.storage.records import RecordStore
 
 
 def run_cli(*args: str) -> int:
@@ -133,13 +133,13 @@ def test_interrupted_run_resumes_without_generating_twice(tmp_path, monkeypatch)
 def test_baseline_answers_follow_the_data_not_the_store(tmp_path):
     """baseline:rolegpt answers from the data: a changed baseline file must not be served from the store."""
     root = tmp_path / "data"
-    shutil.copytree(Path(__file__).parents[1] / "rolebench/demo_data", root)
+    shutil.copytree(Path(__file__).parents[1] / "rolebench/data/demo", root)
     demo = root / "rolebench-demo/role_specific/rolegpt_baseline.jsonl"
     tasks = ("rolebench_demo_specific",)
     options = EvalOptions(model="baseline:rolegpt", tasks=tasks, output=tmp_path / "run", progress=False)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("rolebench.data.DEMO_SOURCE", resolve_source(root))
-        patch.setattr("rolebench.runner.DEMO_SOURCE", resolve_source(root))
+        patch.setattr("rolebench.data.samples.DEMO_SOURCE", resolve_source(root))
+        patch.setattr("rolebench.evaluation.pipeline.DEMO_SOURCE", resolve_source(root))
         first = evaluate(options).results["rolebench_demo_specific"].spe
         rows = [json.loads(line) for line in demo.read_text(encoding="utf-8").splitlines()]
         demo.write_text("".join(json.dumps({**r, "generated": ["Nothing to say."]}) + "\n" for r in rows))
@@ -174,7 +174,7 @@ def test_score_rescores_saved_generations_under_another_protocol(tmp_path):
 
 
 def test_opencompass_protocol_adds_its_pooled_split_number_and_rescoring_removes_it(rolebench_data, tmp_path):
-    from rolebench.scoring import get_protocol, opencompass_order
+    from rolebench.scoring.protocols import get_protocol, opencompass_order
 
     evaluate(
         EvalOptions(

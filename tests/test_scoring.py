@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from rolebench import scoring
 from rolebench.errors import ConfigError, DataError
-from rolebench.scoring import (
+from rolebench.scoring import protocols as scoring
+from rolebench.scoring.protocols import (
     PROTOCOLS,
     general_postprocess,
     get_protocol,

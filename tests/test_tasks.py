@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rolebench.errors import ConfigError
-from rolebench.tasks import catalogue, resolve
+from rolebench.tasks.catalogue import catalogue, resolve
 
 SPLIT_TASKS = {
     "rolebench_eng_instruct_general": "eng_instruct_general",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..errors import ConfigError
+from rolebench.errors import ConfigError
 
 _DESCRIPTION = """\
 download  fetch the upstream files rolebench uses at a pinned revision, with a checksum manifest
@@ -16,7 +16,7 @@ info      roles, splits, row counts and missing files of a data source"""
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    from ..source import UPSTREAM_REPO, UPSTREAM_REVISION
+    from rolebench.data.source import UPSTREAM_REPO, UPSTREAM_REVISION
 
     p = subparsers.add_parser(
         "data",
@@ -78,10 +78,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _download(args: argparse.Namespace) -> int:
-    from ..data import split_files_status
-    from ..dataset_hub import download_upstream
-    from ..dataset_layout import MANIFEST_NAME, upstream_splits
-    from ..source import DataSource
+    from rolebench.data.hub import download_upstream
+    from rolebench.data.layout import MANIFEST_NAME, upstream_splits
+    from rolebench.data.samples import split_files_status
+    from rolebench.data.source import DataSource
 
     result = download_upstream(args.to, repo=args.repo, revision=args.revision)
     print(
@@ -100,9 +100,9 @@ def _download(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from ..dataset_layout import MANIFEST_NAME
-    from ..manifest import packaged_manifest, read_manifest, verify
-    from ..source import UPSTREAM_REVISION
+    from rolebench.data.layout import MANIFEST_NAME
+    from rolebench.data.manifest import packaged_manifest, read_manifest, verify
+    from rolebench.data.source import UPSTREAM_REVISION
 
     if args.manifest is not None:
         manifest = read_manifest(args.manifest)
@@ -124,8 +124,8 @@ def _verify(args: argparse.Namespace) -> int:
 def _build(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
-    from ..dataset_build import BuildOptions, build_dataset, parse_build_source
-    from ..dataset_layout import MANIFEST_NAME
+    from rolebench.data.build import BuildOptions, build_dataset, parse_build_source
+    from rolebench.data.layout import MANIFEST_NAME
 
     if args.max_shard_mb <= 0:
         raise ConfigError("--max-shard-mb must be positive", where="--max-shard-mb")
@@ -161,7 +161,7 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _push(args: argparse.Namespace) -> int:
-    from ..dataset_hub import push_dataset
+    from rolebench.data.hub import push_dataset
 
     result = push_dataset(args.dir, args.repo, version=args.version, private=args.private)
     print(f"pushed {args.dir} to {result.repo}: commit {result.commit}, tag {result.version}")
@@ -173,9 +173,9 @@ def _push(args: argparse.Namespace) -> int:
 def _info(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
-    from ..data import load_samples, read_jsonl, split_files_status
-    from ..dataset_layout import upstream_splits
-    from ..source import resolve_source
+    from rolebench.data.layout import upstream_splits
+    from rolebench.data.samples import load_samples, read_jsonl, split_files_status
+    from rolebench.data.source import resolve_source
 
     source = resolve_source(args.dir, revision=args.revision)
     print(f"source: {source.describe_location()}")

@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
-from ..results import RunResults
+from rolebench.errors import ConfigError
+from rolebench.results.schema import RunResults
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -98,10 +98,9 @@ def default_output(model: str) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     from model_adapters import GenerationConfig
-
-    from ..aggregate import BootstrapSettings
-    from ..runner import EvalOptions, evaluate
-    from ..summary import summary_table
+    from rolebench.evaluation.pipeline import EvalOptions, evaluate
+    from rolebench.report.summary import summary_table
+    from rolebench.scoring.aggregate import BootstrapSettings
 
     if args.limit is not None and args.limit < 1:
         raise ConfigError("--limit must be at least 1", where="--limit")
@@ -137,8 +136,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_judge(args: argparse.Namespace, run_dir: Path) -> RunResults:
-    from ..judge import JudgeSettings, judge_run
-    from ..results import read_results
+    from rolebench.judge.run import JudgeSettings, judge_run
+    from rolebench.results.schema import read_results
 
     settings = JudgeSettings(
         limit=args.judge_limit,

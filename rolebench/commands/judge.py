@@ -31,9 +31,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..judge import JudgeSettings, judge_run
-    from ..results import read_results
-    from ..summary import summary_table
+    from rolebench.judge.run import JudgeSettings, judge_run
+    from rolebench.report.summary import summary_table
+    from rolebench.results.schema import read_results
 
     settings = JudgeSettings(
         limit=args.judge_limit, concurrency=args.concurrency, base_url=args.base_url,

@@ -6,7 +6,7 @@ import argparse
 import os
 from pathlib import Path
 
-from ..errors import ConfigError
+from rolebench.errors import ConfigError
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -53,7 +53,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_build(args: argparse.Namespace) -> int:
-    from ..leaderboard_files import build
+    from rolebench.leaderboard.build import build
 
     boards, written = build(args.results, args.out, title=args.title, reference=not args.no_reference)
     ours = sum(1 for b in boards if not b.reference for _ in b.rows)
@@ -67,8 +67,8 @@ def run_build(args: argparse.Namespace) -> int:
 
 
 def run_publish(args: argparse.Namespace) -> int:
-    from .. import hub_publish
-    from ..leaderboard import collect
+    from rolebench.leaderboard import publish as hub_publish
+    from rolebench.leaderboard.boards import collect
 
     if not (args.repo or args.model_card_repo or args.model_index_out):
         raise ConfigError(

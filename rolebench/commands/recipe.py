@@ -7,7 +7,7 @@ import argparse
 import json
 from pathlib import Path
 
-from ..errors import ConfigError
+from rolebench.errors import ConfigError
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -132,16 +132,15 @@ def _rocit(recipes: argparse._SubParsersAction) -> None:
 
 
 def cache_path(args: argparse.Namespace) -> Path:
-    from ..store import cache_dir
+    from rolebench.storage.records import cache_dir
 
     return args.cache if args.cache is not None else cache_dir() / "recipes.sqlite"
 
 
 def generator_settings(args: argparse.Namespace):  # noqa: ANN201 - GeneratorSettings
     from model_adapters import GenerationConfig
-
-    from ..recipes.generation import GeneratorSettings
-    from .evaluate import model_options
+    from rolebench.commands.evaluate import model_options
+    from rolebench.recipes.generation import GeneratorSettings
 
     options = model_options(args)
     config = GenerationConfig(
@@ -161,8 +160,8 @@ def generator_settings(args: argparse.Namespace):  # noqa: ANN201 - GeneratorSet
 
 
 def run_context_instruct(args: argparse.Namespace) -> int:
-    from ..recipes.context_instruct import ContextInstructOptions, run_context_instruct
-    from ..recipes.rolegpt import read_descriptions
+    from rolebench.recipes.context_instruct import ContextInstructOptions, run_context_instruct
+    from rolebench.recipes.rolegpt import read_descriptions
 
     description = args.description or (
         read_descriptions(args.desc, (args.role,))[args.role] if args.desc else ""
@@ -187,7 +186,7 @@ def run_context_instruct(args: argparse.Namespace) -> int:
 
 
 def run_rolegpt(args: argparse.Namespace) -> int:
-    from ..recipes.rolegpt import RoleGPTOptions, run_rolegpt
+    from rolebench.recipes.rolegpt import RoleGPTOptions, run_rolegpt
 
     baseline = (
         None
@@ -214,7 +213,7 @@ def run_rolegpt(args: argparse.Namespace) -> int:
 
 
 def run_describe_role(args: argparse.Namespace) -> int:
-    from ..recipes.describe import DescribeOptions, describe_roles
+    from rolebench.recipes.describe import DescribeOptions, describe_roles
 
     entries = describe_roles(
         DescribeOptions(
@@ -232,7 +231,7 @@ def run_describe_role(args: argparse.Namespace) -> int:
 
 
 def run_build_splits(args: argparse.Namespace) -> int:
-    from ..recipes.splits import SplitOptions, build_splits
+    from rolebench.recipes.splits import SplitOptions, build_splits
 
     manifest = build_splits(
         SplitOptions(
@@ -270,9 +269,9 @@ def parse_overrides(items: list[str]) -> dict[str, object]:
 
 
 def run_rocit(args: argparse.Namespace) -> int:
-    from ..recipes.rocit import run_rocit
-    from ..recipes.rocit_config import load_config
-    from ..summary import summary_table
+    from rolebench.recipes.rocit import run_rocit
+    from rolebench.recipes.rocit_config import load_config
+    from rolebench.report.summary import summary_table
 
     config = load_config(args.config, parse_overrides(args.set))
     report = run_rocit(config, progress=not args.no_progress, evaluate=not args.no_eval)

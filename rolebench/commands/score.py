@@ -18,8 +18,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..runner import rescore
-    from ..summary import summary_table
+    from rolebench.evaluation.pipeline import rescore
+    from rolebench.report.summary import summary_table
 
     results = rescore(args.run_dir, args.protocol)
     print(summary_table(results))

@@ -17,7 +17,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
-    from ..tasks import catalogue
+    from rolebench.tasks.catalogue import catalogue
 
     tasks, groups = catalogue(tuple(args.include_path))
     print(

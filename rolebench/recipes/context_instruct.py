@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
-from ..files import write_jsonl_atomic
-from ..prompt import render
-from .dialogues import detect_language, profile_lines, segments
-from .generation import CachedGenerator, GeneratorSettings, Job
-from .qa_parse import QAItem, parse_items
+from rolebench.errors import ConfigError
+from rolebench.prompts.roleplay import render
+from rolebench.recipes.dialogues import detect_language, profile_lines, segments
+from rolebench.recipes.generation import CachedGenerator, GeneratorSettings, Job
+from rolebench.recipes.qa_parse import QAItem, parse_items
+from rolebench.storage.files import write_jsonl_atomic
 
 STAGE = "context-instruct"
 TEMPLATES = {
@@ -99,7 +99,7 @@ def deduplicate(
     items: Sequence[tuple[str, QAItem]], threshold: float, language: str
 ) -> list[tuple[str, QAItem]]:
     """Keep an item unless its question's ROUGE-L F against a kept question reaches `threshold`."""
-    from ..scoring import get_protocol
+    from rolebench.scoring.protocols import get_protocol
 
     protocol = get_protocol("rolebench")
     kept: list[tuple[str, QAItem]] = []

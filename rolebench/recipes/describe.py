@@ -16,11 +16,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ConfigError, DataError
-from ..files import write_json_atomic
-from ..prompt import render
-from .dialogues import detect_language
-from .generation import CachedGenerator, GeneratorSettings, Job
+from rolebench.errors import ConfigError, DataError
+from rolebench.prompts.roleplay import render
+from rolebench.recipes.dialogues import detect_language
+from rolebench.recipes.generation import CachedGenerator, GeneratorSettings, Job
+from rolebench.storage.files import write_json_atomic
 
 STAGE = "describe-role"
 TEMPLATES = ("role_description.j2", "role_description_second_person.j2", "catchphrases.j2")

@@ -20,9 +20,8 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from model_adapters import GenerationConfig, Message, ModelAdapter, Request, load_model, parse_spec
-
-from ..prompt import template_hash
-from ..store import RecordStore, content_key
+from rolebench.prompts.roleplay import template_hash
+from rolebench.storage.records import RecordStore, content_key
 
 log = logging.getLogger(__name__)
 

@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError, MissingDependency
-from .rocit_config import RocitConfig
-from .rocit_data import build_examples, prepare_tokenizer
-from .rocit_train import LOG_FILE, run_loop, write_summary
+from rolebench.errors import ConfigError, MissingDependency
+from rolebench.recipes.rocit_config import RocitConfig
+from rolebench.recipes.rocit_data import build_examples, prepare_tokenizer
+from rolebench.recipes.rocit_train import LOG_FILE, run_loop, write_summary
 
 ADAPTER_DIR = "adapter"
 SMOLLM2 = "smollm2"
@@ -171,8 +171,7 @@ def evaluate_trained(
 ) -> dict[str, Any]:
     """`rolebench evaluate` of the adapter (and of the base when `include_base`): label -> results."""
     from model_adapters import GenerationConfig
-
-    from ..runner import EvalOptions, evaluate
+    from rolebench.evaluation.pipeline import EvalOptions, evaluate
 
     settings = config.evaluate
     if not settings.enabled or not settings.tasks:

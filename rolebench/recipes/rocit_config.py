@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..errors import ConfigError
+from rolebench.errors import ConfigError
 
 CONFIG_DIR = Path(__file__).parent / "configs"
 

@@ -16,12 +16,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from model_adapters import Message
-
-from ..data import as_references, read_jsonl
-from ..errors import ConfigError, DataError
-from ..prompt import merge_system, role_messages
-from ..source import resolve_source
-from .rocit_config import RocitConfig
+from rolebench.data.samples import as_references, read_jsonl
+from rolebench.data.source import resolve_source
+from rolebench.errors import ConfigError, DataError
+from rolebench.prompts.roleplay import merge_system, role_messages
+from rolebench.recipes.rocit_config import RocitConfig
 
 IGNORE_INDEX = -100
 

@@ -22,10 +22,10 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from ..errors import ConfigError
-from ..files import write_json_atomic, write_text_atomic
-from .rocit_config import RocitConfig
-from .rocit_data import Example, collate
+from rolebench.errors import ConfigError
+from rolebench.recipes.rocit_config import RocitConfig
+from rolebench.recipes.rocit_data import Example, collate
+from rolebench.storage.files import write_json_atomic, write_text_atomic
 
 CHECKPOINTS = "checkpoints"
 STATE_FILE = "trainer_state.pt"

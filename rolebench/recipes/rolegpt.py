@@ -17,12 +17,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..data import QUESTION_FIELDS, read_jsonl
-from ..errors import ConfigError, DataError
-from ..files import write_jsonl_atomic
-from ..prompt import SYSTEM_TEMPLATES, role_messages
-from .dialogues import DemonstrationRetriever, detect_language, dialogue_pairs, find_dialogue_file
-from .generation import CachedGenerator, GeneratorSettings, Job
+from rolebench.data.samples import QUESTION_FIELDS, read_jsonl
+from rolebench.errors import ConfigError, DataError
+from rolebench.prompts.roleplay import SYSTEM_TEMPLATES, role_messages
+from rolebench.recipes.dialogues import (
+    DemonstrationRetriever,
+    detect_language,
+    dialogue_pairs,
+    find_dialogue_file,
+)
+from rolebench.recipes.generation import CachedGenerator, GeneratorSettings, Job
+from rolebench.storage.files import write_jsonl_atomic
 
 log = logging.getLogger(__name__)
 STAGE = "rolegpt"

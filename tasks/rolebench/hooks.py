@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from rolebench.data import load_samples
-from rolebench.prompt import system_prompt
-from rolebench.sample_scores import score_sample
-from rolebench.scoring import get_protocol
-from rolebench.source import resolve_source
+from rolebench.data.samples import load_samples
+from rolebench.data.source import resolve_source
+from rolebench.prompts.roleplay import system_prompt
+from rolebench.scoring.metrics import score_sample
+from rolebench.scoring.protocols import get_protocol
 
 _PROTOCOL = {"name": "rolebench"}
 

@@ -1,0 +1,68 @@
+"""The `rolebench` command line: each subcommand is a module in `rolebench/commands/`.
+
+A command module defines `add_parser(subparsers)` (registering its parser with
+`set_defaults(run=...)`) and a `run(args) -> int`. Modules are found by listing the package, so a
+new command is one new file. User mistakes (`RoleBenchError`) print one line and exit with 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import os
+import pkgutil
+import sys
+from collections.abc import Sequence
+
+from rolebench import commands
+from rolebench.errors import RoleBenchError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rolebench",
+        description="RoleBench (RoleLLM) harness: evaluate, score, judge, leaderboards, data, recipes.",
+    )
+    parser.add_argument("--version", action="version", version=f"rolebench {_version()}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
+        if not info.name.startswith("_"):
+            importlib.import_module(f"{commands.__name__}.{info.name}").add_parser(subparsers)
+    return parser
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("rolebench")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
+    try:
+        return int(args.run(args) or 0)
+    except RoleBenchError as exc:
+        print(f"rolebench: error: {exc.line()}", file=sys.stderr)
+        return exc.exit_code
+    except BrokenPipeError:  # e.g. `rolebench tasks | head`: the reader left; say nothing more
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keeps Python's exit flush from failing again
+        return 0
+    except KeyboardInterrupt:
+        print(
+            "rolebench: interrupted; everything generated so far is stored, run again to resume",
+            file=sys.stderr,
+        )
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,291 @@
+"""RoleBench splits as typed samples: the file layout, the loaders, and the two joins.
+
+This module is the one place that knows
+- which files make up each split (`SPLITS`),
+- how a raw record becomes a `Sample` (`type` normalised to a list, every reference kept),
+- the join of a test row to its RoleGPT baseline answer on the raw `(role, question)`, and
+- the join of a general instruction to its original answer (for RAW) on the instruction text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rolebench.data.source import DataSource
+from rolebench.errors import DataError
+
+DEMO_ROOT = Path(__file__).parent / "demo"
+
+
+@dataclass(frozen=True)
+class SplitDef:
+    """The files of one RoleBench split, relative to the dataset root."""
+
+    id: str
+    language: str  # "en" or "zh"
+    kind: str  # "general" (CUS + RAW) or "role_specific" (SPE)
+    folder: str
+    profiles: str
+    raw_answers: str | None = None  # instructions file giving RAW references (general splits)
+    builtin: bool = False  # shipped inside the package (the demo), independent of --data-dir
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        return ("cus", "raw") if self.kind == "general" else ("spe",)
+
+    def file(self, name: str) -> str:
+        return f"{self.folder}/{name}"
+
+
+_ENG_RAW = "instructions-eng/instructions-general.jsonl"
+_ZH_RAW = "instructions-zh/instructions-general.jsonl"
+SPLITS: dict[str, SplitDef] = {
+    s.id: s
+    for s in [
+        SplitDef(
+            "eng_instruct_general",
+            "en",
+            "general",
+            "rolebench-eng/instruction-generalization/general",
+            "profiles-eng/desc.json",
+            _ENG_RAW,
+        ),
+        SplitDef(
+            "eng_instruct_specific",
+            "en",
+            "role_specific",
+            "rolebench-eng/instruction-generalization/role_specific",
+            "profiles-eng/desc.json",
+        ),
+        SplitDef(
+            "eng_role_general",
+            "en",
+            "general",
+            "rolebench-eng/role-generalization/general",
+            "profiles-eng/desc.json",
+            _ENG_RAW,
+        ),
+        SplitDef(
+            "eng_role_specific",
+            "en",
+            "role_specific",
+            "rolebench-eng/role-generalization/role_specific",
+            "profiles-eng/desc.json",
+        ),
+        SplitDef("zh_general", "zh", "general", "rolebench-zh/general", "profiles-zh/desc.json", _ZH_RAW),
+        SplitDef("zh_specific", "zh", "role_specific", "rolebench-zh/role_specific", "profiles-zh/desc.json"),
+        SplitDef(
+            "demo_general",
+            "en",
+            "general",
+            "rolebench-demo/general",
+            "profiles-demo/desc.json",
+            "instructions-demo/instructions-general.jsonl",
+            builtin=True,
+        ),
+        SplitDef(
+            "demo_specific",
+            "en",
+            "role_specific",
+            "rolebench-demo/role_specific",
+            "profiles-demo/desc.json",
+            builtin=True,
+        ),
+    ]
+}
+
+QUESTION_FIELDS = ("instruction", "question")
+ANSWER_FIELDS = ("answer", "output", "generated")
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One test item. `question` is exactly as written in the file (the join key); prompts strip it."""
+
+    id: str
+    split: str
+    index: int
+    role: str
+    question: str
+    references: tuple[str, ...]
+    types: tuple[str, ...]
+    description: str
+    language: str
+    baseline: str | None = None
+    raw_answer: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "split": self.split,
+            "index": self.index,
+            "role": self.role,
+            "question": self.question,
+            "references": list(self.references),
+            "types": list(self.types),
+            "description": self.description,
+            "language": self.language,
+            "baseline": self.baseline,
+            "raw_answer": self.raw_answer,
+        }
+
+
+def get_split(split_id: str) -> SplitDef:
+    try:
+        return SPLITS[split_id]
+    except KeyError:
+        raise DataError(f"unknown RoleBench split {split_id!r}", fix="one of " + ", ".join(SPLITS)) from None
+
+
+def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    """Records of a JSONL file; a malformed line is one error naming the file and line."""
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(
+                    f"malformed JSON: {exc.msg}",
+                    where=f"{path}:{number}",
+                    fix="repair or re-download the file",
+                ) from None
+            if not isinstance(record, dict):
+                raise DataError("expected a JSON object", where=f"{path}:{number}")
+            yield record
+
+
+def normalise_types(value: Any) -> tuple[str, ...]:
+    """`type` is a string in some rows and a list in others upstream; always a tuple here."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    return tuple(str(v) for v in value)
+
+
+def as_references(value: Any, where: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise DataError("`generated` must be a string or a list of strings", where=where)
+
+
+DEMO_SOURCE = DataSource("local", str(DEMO_ROOT))
+
+
+def source_for(split: SplitDef, source: DataSource) -> DataSource:
+    """The packaged demo reads its own folder; every other split reads the chosen source."""
+    return DEMO_SOURCE if split.builtin else source
+
+
+def load_descriptions(split: SplitDef, source: DataSource) -> dict[str, str]:
+    path = source.path(split.profiles, purpose="role descriptions")
+    assert path is not None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DataError(f"malformed JSON: {exc.msg}", where=str(path)) from None
+    if not isinstance(data, dict):
+        raise DataError("role descriptions must be a JSON object {role: description}", where=str(path))
+    return data
+
+
+def baseline_answers(split: SplitDef, source: DataSource) -> dict[tuple[str, str], str]:
+    """The RoleGPT baseline answer of each raw `(role, question)` (the first, if several)."""
+    path = source.path(split.file("rolegpt_baseline.jsonl"), required=False)
+    if path is None:
+        return {}
+    joined: dict[tuple[str, str], str] = {}
+    for number, rec in enumerate(read_jsonl(path), 1):
+        answers = as_references(rec.get("generated"), f"{path}:{number}")
+        if answers:
+            joined.setdefault((rec["role"], rec["question"]), answers[0])
+    return joined
+
+
+def raw_answers(split: SplitDef, source: DataSource) -> dict[str, str] | None:
+    """Original answers keyed by the stripped instruction text; None when the file is absent."""
+    if split.raw_answers is None:
+        return None
+    path = source.path(split.raw_answers, required=False)
+    if path is None:
+        return None
+    joined: dict[str, str] = {}
+    for number, rec in enumerate(read_jsonl(path), 1):
+        question = next((rec[f] for f in QUESTION_FIELDS if isinstance(rec.get(f), str)), None)
+        answer = next((rec[f] for f in ANSWER_FIELDS if rec.get(f) is not None), None)
+        if question is None or answer is None:
+            raise DataError(
+                f"cannot read the original answers: a record needs one of {QUESTION_FIELDS} and one of "
+                f"{ANSWER_FIELDS}, this one has {sorted(rec)}",
+                where=f"{path}:{number}",
+                fix='convert the file to {"instruction": ..., "answer": ...} lines',
+            )
+        if isinstance(answer, list):
+            answer = answer[0] if answer else ""
+        joined.setdefault(question.strip(), str(answer))
+    return joined
+
+
+def load_samples(
+    split_id: str, source: DataSource, *, limit: int | None = None, file: str = "test.jsonl"
+) -> list[Sample]:
+    """The test samples of a split, joined to descriptions, baseline answers and raw answers.
+
+    `file="train.jsonl"` reads the training file the same way (ids `<split>/train/<index>`).
+    """
+    split = get_split(split_id)
+    source = source_for(split, source)
+    part = file.removesuffix(".jsonl")
+    path = source.path(split.file(file), purpose=f"{part} set of {split_id}")
+    id_prefix = split_id if file == "test.jsonl" else f"{split_id}/{part}"
+    assert path is not None
+    descriptions = load_descriptions(split, source)
+    baselines = baseline_answers(split, source)
+    raws = raw_answers(split, source)
+    samples: list[Sample] = []
+    for index, rec in enumerate(read_jsonl(path)):
+        if limit is not None and index >= limit:
+            break
+        where = f"{path}:{index + 1}"
+        role, question = rec.get("role"), rec.get("question")
+        if not isinstance(role, str) or not isinstance(question, str):
+            raise DataError("a test record needs string fields `role` and `question`", where=where)
+        if role not in descriptions:
+            raise DataError(
+                f"no description for role {role!r}",
+                where=split.profiles,
+                fix=f"add it to {split.profiles} in {source.describe_location()}",
+            )
+        samples.append(
+            Sample(
+                id=f"{id_prefix}/{index}",
+                split=split_id,
+                index=index,
+                role=role,
+                question=question,
+                references=as_references(rec.get("generated"), where),
+                types=normalise_types(rec.get("type")),
+                description=descriptions[role],
+                language=split.language,
+                baseline=baselines.get((role, question)),
+                raw_answer=None if raws is None else raws.get(question.strip()),
+            )
+        )
+    return samples
+
+
+def split_files_status(split_id: str, source: DataSource) -> dict[str, bool]:
+    """Which files of a split exist in the source (for `data info` and clear warnings)."""
+    split = get_split(split_id)
+    source = source_for(split, source)
+    names = [split.file(n) for n in ("train.jsonl", "test.jsonl", "rolegpt_baseline.jsonl")]
+    names += [split.profiles] + ([split.raw_answers] if split.raw_answers else [])
+    return {name: source.path(name, required=False) is not None for name in names}

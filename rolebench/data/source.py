@@ -1,0 +1,124 @@
+"""Where RoleBench files come from: a local folder in the Hub layout, or the Hub repo at a pinned revision.
+
+Everything else asks a `DataSource` for a path relative to the dataset root (e.g.
+`rolebench-zh/general/test.jsonl`) and never cares which kind it is. The upstream repo cannot be
+read with `datasets.load_dataset`, so Hub files are fetched one by one with `huggingface_hub`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rolebench.errors import DataError, MissingDependency
+
+UPSTREAM_REPO = "ZenMoore/RoleBench"
+# main of ZenMoore/RoleBench when this harness was written (the copy in shared/rolebench is this commit).
+# A full sha: the Hub does not resolve short commit hashes.
+UPSTREAM_REVISION = "a57ed54f9613921e4a5f1b63601a558cd5acf971"
+DATA_DIR_ENV = "ROLEBENCH_DATA"
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@dataclass
+class DataSource:
+    """A RoleBench root: `local` (a folder) or `hub` (repo + revision, files cached by huggingface_hub)."""
+
+    kind: str
+    location: str
+    revision: str | None = None
+    files: dict[str, str] = field(default_factory=dict)  # relpath -> sha256 of every file read
+
+    def path(self, relpath: str, *, required: bool = True, purpose: str = "") -> Path | None:
+        """Local path of a dataset file; None (or a DataError when required) if it does not exist."""
+        found = self._local(relpath) if self.kind == "local" else self._hub(relpath)
+        if found is None:
+            if required:
+                raise DataError(
+                    f"RoleBench file {relpath} not found{' (' + purpose + ')' if purpose else ''}",
+                    where=self.describe_location(),
+                    fix=self._how_to_get(relpath),
+                )
+            return None
+        if relpath not in self.files:
+            self.files[relpath] = file_sha256(found)
+        return found
+
+    def describe_location(self) -> str:
+        return self.location if self.kind == "local" else f"hf://datasets/{self.location}@{self.revision}"
+
+    def describe(self) -> dict[str, Any]:
+        """Provenance for results: kind, location, revision, and the checksum of every file read."""
+        return {
+            "kind": self.kind,
+            "location": self.location,
+            "revision": self.revision,
+            "files": dict(sorted(self.files.items())),
+        }
+
+    def _local(self, relpath: str) -> Path | None:
+        candidate = Path(self.location) / relpath
+        return candidate if candidate.is_file() else None
+
+    def _hub(self, relpath: str) -> Path | None:
+        try:
+            from huggingface_hub import hf_hub_download
+            from huggingface_hub.errors import EntryNotFoundError, LocalEntryNotFoundError
+        except ImportError as exc:  # pragma: no cover - huggingface_hub is a core dependency
+            raise MissingDependency("reading RoleBench from the Hub", "huggingface_hub", "data") from exc
+        try:
+            return Path(hf_hub_download(self.location, relpath, repo_type="dataset", revision=self.revision))
+        except LocalEntryNotFoundError as exc:  # a subclass of EntryNotFoundError in huggingface_hub>=1
+            raise DataError(
+                f"cannot download {relpath} from the Hub and it is not in the local cache",
+                where=self.describe_location(),
+                fix=f"check the network, or point --data-dir / {DATA_DIR_ENV} at a local copy",
+            ) from exc
+        except EntryNotFoundError:
+            return None
+
+    def _how_to_get(self, relpath: str) -> str:
+        if self.kind == "local":
+            return (
+                f"download it from hf://datasets/{UPSTREAM_REPO} (rolebench data download --to "
+                f"{self.location}) or run without --data-dir to read the Hub"
+            )
+        return f"the file is not in {self.location} at revision {self.revision}"
+
+
+def resolve_source(
+    data_dir: str | os.PathLike[str] | None = None,
+    *,
+    repo: str | None = None,
+    revision: str | None = None,
+) -> DataSource:
+    """Pick the data source: `data_dir`, else $ROLEBENCH_DATA, else the Hub repo at a pinned revision.
+
+    A packaged build (`hf://ORG/NAME@VERSION`, or a folder made by `rolebench data build`) is read
+    through `rolebench.packaged_source.PackagedSource`, in the same upstream layout.
+    """
+    chosen = data_dir if data_dir is not None else os.environ.get(DATA_DIR_ENV) or None
+    if chosen is not None and repo is None:
+        from rolebench.data.packaged import is_packaged_location, open_packaged
+
+        if is_packaged_location(str(chosen)):
+            return open_packaged(str(chosen), revision=revision)
+        root = Path(chosen).expanduser()
+        if not root.is_dir():
+            raise DataError(
+                f"RoleBench data folder {root} does not exist",
+                where="--data-dir" if data_dir is not None else DATA_DIR_ENV,
+                fix="point it at a folder in the Hub layout (rolebench-eng/, rolebench-zh/, profiles-*/)",
+            )
+        return DataSource("local", str(root.resolve()))
+    return DataSource("hub", repo or UPSTREAM_REPO, revision or UPSTREAM_REVISION)

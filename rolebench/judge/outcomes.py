@@ -1,0 +1,117 @@
+"""From per-order verdicts to per-pair outcomes, and from outcomes to win-rate fields.
+
+A verdict is positional ("a" = the first answer shown); a preference says which side it favours
+("model", "baseline" or "tie"). With both orders judged, a pair is a win only when both orders
+prefer the model, a loss only when both prefer the baseline, and a tie otherwise (they disagree,
+or both say tie). win_rate = (wins + 0.5 ties) / judged. Pairs whose verdict could not be parsed
+after every retry, or that the judge never answered, are counted, not dropped and not guessed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from rolebench.judge.calls import Slot
+from rolebench.judge.parse import Verdict
+from rolebench.scoring.stats import bootstrap_ci, mean
+
+Preference = Literal["model", "baseline", "tie"]
+Outcome = Literal["win", "tie", "loss"]
+ORDERS = ("model_first", "baseline_first")
+OUTCOME_SCORE: dict[str, float] = {"win": 1.0, "tie": 0.5, "loss": 0.0}
+# Pair statuses: "judged", "parse_failure", "judge_error", "no_baseline", "no_output", "not_sampled".
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A sample's model answer and RoleGPT baseline answer (either may be missing: see `status`)."""
+
+    id: str
+    index: int
+    role: str
+    question: str
+    description: str
+    language: str
+    output: str | None
+    baseline: str | None
+    status: str  # "candidate" before judging, or why it is not judged
+
+    def answers(self, order: str) -> tuple[str, str]:
+        output, baseline = self.output or "", self.baseline or ""
+        return (output, baseline) if order == "model_first" else (baseline, output)
+
+
+def preference(order: str, verdict: Verdict) -> Preference:
+    """Which side a positional verdict favours, given the order the answers were shown in."""
+    if verdict == "tie":
+        return "tie"
+    first, second = ("model", "baseline") if order == "model_first" else ("baseline", "model")
+    return first if verdict == "a" else second
+
+
+def combine(preferences: Sequence[Preference]) -> Outcome:
+    """A win (loss) only when every order prefers the model (the baseline); otherwise a tie."""
+    if all(p == "model" for p in preferences):
+        return "win"
+    if all(p == "baseline" for p in preferences):
+        return "loss"
+    return "tie"
+
+
+def _order_detail(slot: Slot) -> dict[str, Any]:
+    verdict = slot.verdict
+    return {
+        "verdict": verdict, "preference": None if verdict is None else preference(slot.order, verdict),
+        "attempts": len(slot.attempts), "raw": [a["raw"] for a in slot.attempts],
+        "parse_errors": [a["parse_error"] for a in slot.attempts if a.get("parse_error")],
+        "error": slot.error,
+    }
+
+
+def pair_line(pair: Pair, slots: Sequence[Slot]) -> dict[str, Any]:
+    """One line of DIR/judgments/<task>.jsonl: the outcome and, per order, verdict and raw texts."""
+    line: dict[str, Any] = {"id": pair.id, "index": pair.index, "role": pair.role, "status": pair.status,
+                            "outcome": None, "consistent": None, "len_model": None, "len_baseline": None}
+    if pair.status != "candidate":
+        return line
+    details = {slot.order: _order_detail(slot) for slot in slots}
+    line["orders"] = details
+    if any(d["error"] for d in details.values()):
+        line["status"] = "judge_error"
+    elif any(d["verdict"] is None for d in details.values()):
+        line["status"] = "parse_failure"
+    else:
+        prefs = [d["preference"] for d in details.values()]
+        line.update(status="judged", outcome=combine(prefs),
+                    consistent=len(set(prefs)) == 1 if len(prefs) > 1 else None,
+                    len_model=len(pair.output or ""), len_baseline=len(pair.baseline or ""))
+    return line
+
+
+def _count(lines: Sequence[Mapping[str, Any]], key: str, value: Any) -> int:
+    return sum(1 for line in lines if line.get(key) == value)
+
+
+def judge_fields(lines: Sequence[Mapping[str, Any]], bootstrap: Mapping[str, Any]) -> dict[str, Any]:
+    """The judge's fields of a task (or of a group, given all its tasks' lines)."""
+    judged = [line for line in lines if line["status"] == "judged"]
+    scores = [OUTCOME_SCORE[line["outcome"]] for line in judged]
+    ci = bootstrap_ci(scores, resamples=int(bootstrap.get("resamples", 1000)),
+                      confidence=float(bootstrap.get("confidence", 0.95)), seed=int(bootstrap.get("seed", 0)))
+    consistency = [line["consistent"] for line in judged if line.get("consistent") is not None]
+    return {
+        "win_rate": mean(scores), "win_rate_ci": list(ci) if ci else None,
+        "wins": _count(judged, "outcome", "win"), "ties": _count(judged, "outcome", "tie"),
+        "losses": _count(judged, "outcome", "loss"), "judged": len(judged),
+        "position_consistency": mean([float(c) for c in consistency]),
+        "parse_failures": _count(lines, "status", "parse_failure"),
+        "judge_errors": _count(lines, "status", "judge_error"),
+        "avg_len_model": mean([float(line["len_model"]) for line in judged]),
+        "avg_len_baseline": mean([float(line["len_baseline"]) for line in judged]),
+        "n_no_baseline": _count(lines, "status", "no_baseline"),
+        "n_no_output": _count(lines, "status", "no_output"),
+        "n_not_sampled": _count(lines, "status", "not_sampled"),
+    }
+

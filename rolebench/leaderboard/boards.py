@@ -1,0 +1,166 @@
+"""The leaderboard: results.json files collected into boards, beside the paper's reported rows.
+
+A row is one model on one split (a task group: `rolebench_eng_instruct`, `rolebench_eng_role`,
+`rolebench_zh`, or the packaged demo `rolebench_demo`). Rows are ranked only against rows made the
+same way: a **board** is one (split, scoring protocol, judge, and per task its version and data
+files; see `leaderboard_runs.comparability`). Rows of different boards are shown in separate
+tables and never share a ranking. The paper's numbers form their own board per split ("reported
+(paper)"), shown beside ours. Inside a board only complete rows are ranked (no `--limit` cut, every
+task of the split present); partial rows are listed after them, flagged, without a rank.
+
+Rendering lives in `leaderboard_tables` (Markdown, CSV, LaTeX) and `leaderboard_html` (the web page).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from rolebench.errors import DataError
+from rolebench.leaderboard.rows import (
+    METRICS,
+    OURS,
+    REPORTED,
+    SPLIT_LABELS,
+    Board,
+    Row,
+    n_display,
+    reference_data,
+    reference_rows,
+)
+from rolebench.leaderboard.runs import comparability, rows_from_run
+from rolebench.results.schema import RESULTS_FILE, RunResults, read_results
+
+__all__ = [
+    "METRICS",
+    "OURS",
+    "REPORTED",
+    "SPLIT_LABELS",
+    "Board",
+    "Row",
+    "build_boards",
+    "collect",
+    "find_results",
+    "n_display",
+    "rank_rows",
+    "reference_rows",
+]
+
+
+def find_results(paths: Iterable[str | Path]) -> list[tuple[Path, str]]:
+    """Every results.json under the given files or folders (recursively), with a short run name each."""
+    found: dict[Path, str] = {}
+    for given in map(Path, paths):
+        if given.is_file():
+            found.setdefault(given.resolve(), given.parent.name or str(given))
+        elif given.is_dir():
+            for path in sorted(given.rglob(RESULTS_FILE)):
+                relative = path.parent.relative_to(given).as_posix()
+                found.setdefault(path.resolve(), relative if relative != "." else given.resolve().name)
+        else:
+            raise DataError(
+                "no such file or folder", where=str(given), fix="pass run folders or results.json files"
+            )
+    if not found:
+        raise DataError(
+            f"no {RESULTS_FILE} found",
+            where=", ".join(map(str, paths)),
+            fix="pass folders written by `rolebench evaluate`",
+        )
+    return list(found.items())
+
+
+def _board_id(split: str, key: tuple[str, ...]) -> str:
+    return f"{split}-{hashlib.sha256(json.dumps(key).encode()).hexdigest()[:8]}"
+
+
+def rank_rows(rows: list[Row]) -> list[Row]:
+    """Complete rows by avg (highest first) with competition ranks; partial rows after, unranked."""
+
+    def order(row: Row) -> tuple[Any, ...]:
+        return (row.partial, row.avg is None, -(row.avg or 0.0), row.model.lower(), row.run)
+
+    ordered = sorted(rows, key=order)
+    previous: tuple[float | None, int] = (None, 0)
+    for position, row in enumerate(ordered, 1):
+        if row.partial or row.avg is None:
+            row.rank = None
+            continue
+        row.rank = previous[1] if row.avg == previous[0] else position
+        previous = (row.avg, row.rank)
+    return ordered
+
+
+def group_rows(
+    runs: Sequence[tuple[RunResults, str]],
+) -> list[tuple[tuple[str, ...], dict[str, str], list[Row]]]:
+    """Rows grouped by comparability; complete rows claim boards first, rows missing a task join a match."""
+    entries = [
+        (row, *comparability(run.config, row)) for run, name in runs for row in rows_from_run(run, name)
+    ]
+    entries.sort(key=lambda entry: bool(entry[0].missing_tasks))
+    grouped: list[tuple[tuple[str, ...], dict[str, str], list[Row]]] = []
+    for row, common, parts in entries:
+        match = next(
+            (g for g in grouped if g[0] == common and all(g[1].get(k, v) == v for k, v in parts.items())),
+            None,
+        )
+        if match is None:
+            grouped.append((common, dict(parts), [row]))
+        else:
+            match[1].update(parts)
+            match[2].append(row)
+    return grouped
+
+
+def build_boards(runs: Sequence[tuple[RunResults, str]], *, reference: bool = True) -> list[Board]:
+    """Group rows into boards (see the module docstring), ordered by split, ours before the paper's.
+
+    With `reference`, the paper's board of each split that has rows of ours is added.
+    """
+    boards = []
+    for common, parts, rows in group_rows(runs):
+        first = rows[0]
+        name = first.dataset.split(" · ")[0]
+        digest = hashlib.sha256(json.dumps(sorted(parts.items())).encode()).hexdigest()[:8]
+        boards.append(
+            Board(
+                _board_id(first.split, (*common, *sorted(parts.items()))),
+                first.split,
+                first.protocol,
+                f"{name} · {digest}",
+                first.judge,
+                False,
+                rank_rows(rows),
+            )
+        )
+    if reference:
+        for group in sorted({b.split for b in boards}):
+            rows = [r for r in reference_rows() if r.split == group]
+            if rows:
+                boards.append(
+                    Board(
+                        f"{group}-paper",
+                        group,
+                        rows[0].protocol,
+                        rows[0].dataset,
+                        reference_data()["splits"][group]["judge"],
+                        True,
+                        rank_rows(rows),
+                    )
+                )
+    order = list(SPLIT_LABELS)
+    boards.sort(key=lambda b: (order.index(b.split), b.reference, b.protocol, b.dataset, b.judge, b.id))
+    for board in boards:
+        for row in board.rows:
+            row.board = board.id
+    return boards
+
+
+def collect(paths: Iterable[str | Path], *, reference: bool = True) -> list[Board]:
+    """Read every results.json under `paths` and build the boards."""
+    runs = [(read_results(path), name) for path, name in find_results(paths)]
+    return build_boards(runs, reference=reference)

@@ -1,0 +1,168 @@
+"""Leaderboard rows and boards (the data behind every table), the split names, and the paper's rows.
+
+A row is one model on one split (a task group). The RoleLLM paper's reported numbers ship in
+`reference_results.yaml` and become rows marked REPORTED, as printed (never recomputed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import yaml
+
+SPLIT_LABELS = {
+    "rolebench_eng_instruct": "English instruction generalization",
+    "rolebench_eng_role": "English role generalization",
+    "rolebench_zh": "Chinese instruction generalization",
+    "rolebench_demo": "Packaged demo (not RoleBench)",
+}
+METRICS = ("cus", "raw", "spe")
+OURS = "ours"
+REPORTED = "reported (paper)"
+
+
+@dataclass
+class Row:
+    """One model on one split."""
+
+    model: str
+    spec: str
+    source: str  # OURS or REPORTED
+    split: str  # group name, a key of SPLIT_LABELS
+    cus: float | None = None
+    raw: float | None = None
+    spe: float | None = None
+    avg: float | None = None
+    win_rate: float | None = None
+    win_rate_ci: list[float] | None = None
+    wins: int | None = None
+    ties: int | None = None
+    losses: int | None = None
+    judge: str = ""
+    n: int | None = None
+    n_full: int | None = None
+    n_not_covered: int | None = None
+    limit: int | None = None
+    protocol: str = ""
+    dataset: str = ""
+    revision: str | None = None  # the dataset revision when read from the Hub
+    date: str = ""
+    run: str = ""
+    missing_tasks: list[str] = field(default_factory=list)
+    per_role: dict[str, dict[str, Any]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    board: str = ""
+    rank: int | None = None
+
+    @property
+    def partial(self) -> bool:
+        """Fewer samples than the full split (a --limit run), or a task of the split missing."""
+        if self.missing_tasks:
+            return True
+        if self.limit is None or self.source != OURS:
+            return False
+        return self.n_full is None or (self.n or 0) < self.n_full
+
+    def flags(self) -> list[str]:
+        """Short warnings shown beside the row."""
+        found = [REPORTED] if self.source == REPORTED else []
+        if self.limit is not None and self.partial:
+            found.append(f"partial: {n_display(self)} (--limit {self.limit})")
+        if self.missing_tasks:
+            found.append("missing task " + ", ".join(self.missing_tasks))
+        if self.n_not_covered:
+            found.append(f"not covered: {self.n_not_covered:,} of {self.n:,}")
+        return found + self.notes
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **asdict(self),
+            "partial": self.partial,
+            "flags": self.flags(),
+            "split_label": SPLIT_LABELS[self.split],
+        }
+
+
+@dataclass
+class Board:
+    """Rows that may be ranked against each other."""
+
+    id: str
+    split: str
+    protocol: str
+    dataset: str
+    judge: str
+    reference: bool
+    rows: list[Row]
+
+    @property
+    def title(self) -> str:
+        kind = REPORTED if self.reference else f"protocol {self.protocol} · data {self.dataset}"
+        return f"{SPLIT_LABELS[self.split]} — {kind} · judge {self.judge or 'none'}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "split": self.split,
+            "split_label": SPLIT_LABELS[self.split],
+            "title": self.title,
+            "protocol": self.protocol,
+            "dataset": self.dataset,
+            "judge": self.judge,
+            "reference": self.reference,
+            "rows": [r.to_dict() for r in self.rows],
+        }
+
+
+def n_display(row: Row) -> str:
+    if row.n is None:
+        return ""
+    return f"{row.n:,} of {row.n_full:,}" if row.n_full is not None and row.n != row.n_full else f"{row.n:,}"
+
+
+def family_of(split_id: str) -> str:
+    """`zh_general` -> `rolebench_zh` (the group of the split)."""
+    return "rolebench_" + split_id.rsplit("_", 1)[0]
+
+
+def split_members(group: str) -> tuple[str, str]:
+    family = group.removeprefix("rolebench_")
+    return f"{family}_general", f"{family}_specific"
+
+
+@cache
+def reference_data() -> dict[str, Any]:
+    text = resources.files("rolebench.leaderboard").joinpath("reference_results.yaml").read_text(encoding="utf-8")
+    return yaml.safe_load(text)
+
+
+def reference_rows() -> list[Row]:
+    """The paper's numbers as printed, one row per model and split, marked REPORTED."""
+    data = reference_data()
+    rows = []
+    for group, split in data["splits"].items():
+        for entry in split["rows"]:
+            pct = entry.get("win_rate_pct")
+            row = Row(
+                model=entry["model"],
+                spec="",
+                source=REPORTED,
+                split=group,
+                **{m: entry.get(m) for m in (*METRICS, "avg")},
+                win_rate=None if pct is None else round(pct / 100, 6),
+                judge=split["judge"] if pct is not None else "",
+                protocol=data["protocol"],
+                dataset=data["dataset"],
+                date="2023-10",
+                run="RoleLLM paper",
+            )
+            values = [row.cus, row.raw, row.spe]
+            if row.avg is not None and None not in values and abs(sum(values) / 3 - row.avg) > 5e-4:
+                row.notes.append(
+                    f"avg as printed in the paper; the mean of this row is {sum(values) / 3:.4f}"
+                )
+            rows.append(row)
+    return rows

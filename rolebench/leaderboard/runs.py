@@ -1,0 +1,208 @@
+"""From a run's results.json to leaderboard rows, and what makes two rows comparable.
+
+Two rows may share a board (a ranking) only when they agree on the split, the scoring protocol
+(name, reference handling, tokenizers), the judge (spec, prompt hash, protocol) and, for every task
+they both have, the task version and the checksums of the data files read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from rolebench.data.samples import DEMO_ROOT, SPLITS
+from rolebench.leaderboard.rows import (
+    METRICS,
+    OURS,
+    SPLIT_LABELS,
+    Row,
+    family_of,
+    reference_data,
+    split_members,
+)
+from rolebench.results.schema import RunResults
+from rolebench.scoring.aggregate import group_results
+from rolebench.tasks.catalogue import GroupSpec
+
+
+def rows_from_run(run: RunResults, name: str) -> list[Row]:
+    """One row per split (task group) the run covers."""
+    by_group: dict[str, list[str]] = {}
+    for task, result in run.results.items():
+        group = family_of(result.split)
+        if group in SPLIT_LABELS:
+            by_group.setdefault(group, []).append(task)
+    return [_group_row(run, group, tasks, name) for group, tasks in sorted(by_group.items())]
+
+
+def _group_row(run: RunResults, group: str, tasks: list[str], name: str) -> Row:
+    config = run.config
+    model = config.get("model") or {}
+    tasks_data = {t: run.results[t].model_dump() for t in tasks}
+    stored = run.groups.get(group)
+    if stored is None or sorted(stored.tasks) != sorted(tasks):
+        spec = GroupSpec(group, tuple(tasks), "", Path())
+        stored = group_results([spec], {t: run.results[t] for t in tasks})[group]
+    totals = stored.model_dump()
+    present = {d["split"] for d in tasks_data.values()}
+    row = Row(
+        model=str(model.get("name") or model.get("spec") or "unknown model"),
+        spec=str(model.get("spec") or ""),
+        source=OURS,
+        split=group,
+        **{m: totals.get(m) for m in (*METRICS, "avg")},
+        judge=judge_label(config.get("judge")),
+        n=totals.get("n"),
+        n_full=full_size([d["split"] for d in tasks_data.values()]),
+        n_not_covered=sum(d.get("n_not_covered") or 0 for d in tasks_data.values()),
+        limit=config.get("limit"),
+        protocol=protocol_label(config.get("scoring")),
+        date=str(run.created)[:10],
+        run=name,
+        missing_tasks=[f"rolebench_{s}" for s in split_members(group) if s not in present],
+        per_role=merge_per_role(tasks_data.values()),
+    )
+    row.dataset = dataset_label(config, group, split_fingerprints(config, group, present_splits(row)))
+    row.revision = _data_block(config, group).get("revision")
+    _set_win_rate(row, totals, list(tasks_data.values()))
+    judge = config.get("judge")
+    if row.win_rate is not None and isinstance(judge, Mapping) and judge.get("limit"):
+        row.notes.append(f"win rate on a judged sample of {judge['limit']} per task")
+    return row
+
+
+def merge_per_role(task_results: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per-role metrics of a split's tasks side by side: {role: {"n", "cus", "raw", "spe"}}."""
+    merged: dict[str, dict[str, Any]] = {}
+    for result in task_results:
+        for role, values in (result.get("per_role") or {}).items():
+            entry = merged.setdefault(role, {"n": 0})
+            entry["n"] += values.get("n") or 0
+            entry.update({m: values[m] for m in METRICS if m in values})
+    return dict(sorted(merged.items()))
+
+
+def _set_win_rate(row: Row, totals: Mapping[str, Any], tasks: Sequence[Mapping[str, Any]]) -> None:
+    """The group's win rate if the judge wrote one; else one task's, or the tasks' pooled rate (no CI)."""
+    source: Mapping[str, Any] | None = totals if totals.get("win_rate") is not None else None
+    judged = [t for t in tasks if t.get("win_rate") is not None]
+    if source is None and len(judged) == 1:
+        source = judged[0]
+    if source is not None:
+        row.win_rate, row.win_rate_ci = source["win_rate"], source.get("win_rate_ci")
+        row.wins, row.ties, row.losses = (source.get(k) for k in ("wins", "ties", "losses"))
+    elif judged:
+        counts = [sum(t.get(k) or 0 for k in ("wins", "ties", "losses")) or t.get("n") or 0 for t in judged]
+        if sum(counts):
+            row.win_rate = sum(t["win_rate"] * c for t, c in zip(judged, counts, strict=True)) / sum(counts)
+            row.wins, row.ties, row.losses = (
+                sum(t.get(k) or 0 for t in judged) for k in ("wins", "ties", "losses")
+            )
+            row.notes.append("win rate pooled over the split's tasks (no interval)")
+    if row.win_rate is not None and not row.judge:
+        row.judge = (
+            judge_label(next((t.get("judge") for t in tasks if t.get("judge")), None)) or "unknown judge"
+        )
+
+
+def judge_label(judge: Any) -> str:
+    """A readable name of the judge recorded in config.judge (a spec string or a dict); "" for none."""
+    if not judge:
+        return ""
+    if isinstance(judge, Mapping):
+        model = judge.get("model")
+        name = judge.get("spec") or (
+            model.get("spec") or model.get("name") if isinstance(model, Mapping) else model
+        )
+        return str(name or judge.get("name") or "judge")
+    return str(judge)
+
+
+def judge_key(judge: Any) -> str:
+    if not isinstance(judge, Mapping):
+        return judge_label(judge)
+    prompt = next((judge[k] for k in ("prompt_hash", "template_hash", "prompt") if judge.get(k)), "")
+    return f"{judge_label(judge)}|{prompt}|{judge.get('protocol') or ''}"
+
+
+def protocol_label(scoring: Any) -> str:
+    if not isinstance(scoring, Mapping):
+        return str(scoring or "unknown")
+    return str(scoring.get("protocol") or "unknown")
+
+
+def protocol_key(scoring: Any) -> str:
+    if not isinstance(scoring, Mapping):
+        return str(scoring)
+    kept = {k: scoring.get(k) for k in ("protocol", "references", "tokenizers")}
+    return json.dumps(kept, sort_keys=True, default=str)
+
+
+def _data_block(config: Mapping[str, Any], group: str) -> Mapping[str, Any]:
+    data = config.get("data") or {}
+    if group == "rolebench_demo" and isinstance(data.get("builtin"), Mapping):
+        return data["builtin"]
+    return data
+
+
+def split_fingerprints(config: Mapping[str, Any], group: str, split_ids: Sequence[str]) -> dict[str, str]:
+    """Per split: a digest of the checksums of its files the run read (its revision if none recorded)."""
+    data = _data_block(config, group)
+    recorded = data.get("files") or {}
+    found = {}
+    for split_id in split_ids:
+        split = SPLITS.get(split_id)
+        prefixes = [p for p in (split.folder + "/", split.profiles, split.raw_answers) if p] if split else []
+        files = sorted((k, v) for k, v in recorded.items() if any(k.startswith(p) for p in prefixes))
+        found[split_id] = (
+            hashlib.sha256(json.dumps(files).encode()).hexdigest()[:8]
+            if files
+            else f"revision:{data.get('revision') or data.get('kind') or 'unknown'}"
+        )
+    return found
+
+
+def dataset_label(config: Mapping[str, Any], group: str, fingerprints: Mapping[str, str]) -> str:
+    """The data's revision (or kind: local, builtin-demo) and a short digest of the split's file checksums."""
+    data = _data_block(config, group)
+    name = str(data.get("revision") or data.get("kind") or "unknown")
+    digest = hashlib.sha256(json.dumps(sorted(fingerprints.items())).encode()).hexdigest()[:8]
+    return f"{name} · {digest}"
+
+
+def present_splits(row: Row) -> list[str]:
+    return [s for s in split_members(row.split) if f"rolebench_{s}" not in row.missing_tasks]
+
+
+def comparability(config: Mapping[str, Any], row: Row) -> tuple[tuple[str, str, str], dict[str, str]]:
+    """What must match for two rows to share a board: (split, protocol, judge), and per task split its
+    version and data files. A row missing a task joins any board that agrees on the tasks it has."""
+    versions = {
+        v.get("split"): v.get("version")
+        for v in (config.get("tasks") or {}).values()
+        if isinstance(v, Mapping)
+    }
+    splits = present_splits(row)
+    fingerprints = split_fingerprints(config, row.split, splits)
+    parts = {s: f"v{versions.get(s)}|{fingerprints[s]}" for s in splits}
+    return (row.split, protocol_key(config.get("scoring")), judge_key(config.get("judge"))), parts
+
+
+@cache
+def full_sizes() -> dict[str, int]:
+    """Test-set sizes of every split: the packaged demo counted, RoleBench's from reference_results.yaml."""
+    sizes = dict(reference_data().get("test_sizes", {}).get("splits", {}))
+    for split in SPLITS.values():
+        if split.builtin:
+            test = DEMO_ROOT / split.file("test.jsonl")
+            sizes[split.id] = sum(1 for line in test.read_text(encoding="utf-8").splitlines() if line.strip())
+    return sizes
+
+
+def full_size(split_ids: Sequence[str]) -> int | None:
+    sizes = [full_sizes().get(s) for s in split_ids]
+    return None if None in sizes else sum(sizes)  # type: ignore[arg-type]

@@ -1,0 +1,227 @@
+"""Leaderboard boards as text: Markdown (for a README), CSV (every row, flat) and LaTeX (booktabs).
+
+Every field is escaped for its format, so a model called `<script>alert(1)</script>` or `a_b & c`
+prints as written. Best values per column (over a board's ranked rows) are bold in Markdown and LaTeX.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import re
+from collections.abc import Callable, Sequence
+
+from tabulate import tabulate
+
+from rolebench.leaderboard.boards import METRICS, REPORTED, SPLIT_LABELS, Board, Row, n_display
+
+SCORE_COLUMNS = (*METRICS, "avg", "win_rate")
+HEADERS = ["Rank", "Model", "CUS", "RAW", "SPE", "avg", "Win rate % (95% CI)", "W/T/L", "n", "Date", "Notes"]
+CSV_COLUMNS = [
+    "board",
+    "split",
+    "split_label",
+    "source",
+    "rank",
+    "model",
+    "spec",
+    "cus",
+    "raw",
+    "spe",
+    "avg",
+    "win_rate",
+    "win_rate_low",
+    "win_rate_high",
+    "wins",
+    "ties",
+    "losses",
+    "judge",
+    "n",
+    "n_full",
+    "n_not_covered",
+    "limit",
+    "partial",
+    "protocol",
+    "dataset",
+    "date",
+    "run",
+    "flags",
+]
+ABOUT = (
+    "ROUGE-L (fractions, higher is better): CUS = speaking style vs the RoleGPT references, RAW = the "
+    "instruction's original answer, SPE = role-specific knowledge; avg = their mean. Win rate = share of "
+    "answers an LLM judge prefers over the RoleGPT baseline (ties count half), in percent. Each table is one "
+    "board: rows scored with the same protocol, dataset files, judge and task versions; rows of different "
+    "boards are never ranked together. Partial rows (a --limit run or a missing task) are listed unranked. "
+    "\"reported (paper)\" rows are the RoleLLM paper's numbers as printed, not reproduced here: the paper's "
+    "scorer was never published."
+)
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~#])")
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+}
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def metric_text(value: float | None) -> str:
+    return "–" if value is None else f"{value:.4f}"
+
+
+def win_text(row: Row) -> str:
+    if row.win_rate is None:
+        return "–"
+    text = f"{100 * row.win_rate:.2f}"
+    if row.win_rate_ci:
+        low, high = row.win_rate_ci
+        text += f" [{100 * low:.1f}, {100 * high:.1f}]"
+    return text
+
+
+def wtl_text(row: Row) -> str:
+    return "" if row.wins is None else f"{row.wins}/{row.ties or 0}/{row.losses or 0}"
+
+
+def best_values(board: Board) -> dict[str, float]:
+    """The highest value of each score column over the board's ranked rows."""
+    ranked = [r for r in board.rows if r.rank is not None]
+    best = {}
+    for column in SCORE_COLUMNS:
+        values = [getattr(r, column) for r in ranked if getattr(r, column) is not None]
+        if values:
+            best[column] = max(values)
+    return best
+
+
+def is_best(row: Row, column: str, best: dict[str, float]) -> bool:
+    value = getattr(row, column)
+    return row.rank is not None and value is not None and value == best.get(column)
+
+
+def board_heading(board: Board) -> str:
+    if board.reference:
+        return f"{REPORTED}: protocol {board.protocol} · judge {board.judge or 'none'}"
+    return f"protocol {board.protocol} · data {board.dataset} · judge {board.judge or 'none'}"
+
+
+def _cells(board: Board, escape: Callable[[str], str], bold: Callable[[str], str]) -> list[list[str]]:
+    best = best_values(board)
+    rows = []
+    for row in board.rows:
+        scores = [metric_text(getattr(row, m)) for m in (*METRICS, "avg")] + [win_text(row)]
+        scores = [
+            bold(text) if is_best(row, column, best) else text
+            for column, text in zip(SCORE_COLUMNS, scores, strict=True)
+        ]
+        rows.append(
+            [
+                str(row.rank or "–"),
+                escape(row.model),
+                *scores,
+                wtl_text(row),
+                escape(n_display(row)),
+                escape(row.date),
+                escape("; ".join(row.flags())),
+            ]
+        )
+    return rows
+
+
+def md_escape(text: str) -> str:
+    """Text Markdown renders as written: entities for & < >, a backslash before markup characters."""
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(text, quote=False)).replace("\n", " ")
+
+
+def to_markdown(boards: Sequence[Board], title: str = "RoleBench leaderboard") -> str:
+    parts = [f"# {md_escape(title)}", "", ABOUT, ""]
+    for split, label in SPLIT_LABELS.items():
+        chosen = [b for b in boards if b.split == split]
+        if not chosen:
+            continue
+        parts += [f"## {md_escape(label)}", ""]
+        for board in chosen:
+            table = tabulate(
+                _cells(board, md_escape, lambda t: f"**{t}**"),
+                headers=HEADERS,
+                tablefmt="github",
+                disable_numparse=True,
+            )
+            parts += [f"### {md_escape(board_heading(board))}", "", table, ""]
+    return "\n".join(parts)
+
+
+def latex_escape(text: str) -> str:
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text).replace("\n", " ")
+
+
+def _booktabs(table: str) -> str:
+    """tabulate's `latex_raw` rules as booktabs rules (\\toprule, \\midrule, \\bottomrule)."""
+    lines = table.splitlines()
+    rules = [i for i, line in enumerate(lines) if line.strip() == r"\hline"]
+    for index, name in zip(
+        (rules[0], rules[1], rules[-1]), ("toprule", "midrule", "bottomrule"), strict=True
+    ):
+        lines[index] = "\\" + name
+    return "\n".join(lines)
+
+
+def to_latex(boards: Sequence[Board]) -> str:
+    """One booktabs `table` per board (needs \\usepackage{booktabs})."""
+    parts = [
+        "% RoleBench leaderboard, generated by `rolebench leaderboard build`. Needs \\usepackage{booktabs}.",
+        "% " + ABOUT,
+        "",
+    ]
+    for board in boards:
+        cells = [row[:-1] for row in _cells(board, latex_escape, lambda t: f"\\textbf{{{t}}}")]
+        headers = [latex_escape(h) for h in HEADERS[:-1]]
+        table = tabulate(
+            cells,
+            headers=headers,
+            tablefmt="latex_raw",
+            disable_numparse=True,
+            colalign=("right", "left", *["right"] * 8),
+        )
+        caption = latex_escape(f"{SPLIT_LABELS[board.split]}: {board_heading(board)}")
+        parts += [
+            "\\begin{table}[ht]",
+            "\\centering",
+            "\\small",
+            _booktabs(table),
+            f"\\caption{{{caption}}}",
+            f"\\label{{tab:{board.id}}}",
+            "\\end{table}",
+            "",
+        ]
+    return "\n".join(parts)
+
+
+def csv_safe(value: object) -> object:
+    """Text cells starting like a spreadsheet formula get a leading apostrophe (CSV injection)."""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
+
+
+def to_csv(boards: Sequence[Board]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for board in boards:
+        for row in board.rows:
+            data = row.to_dict()
+            ci = row.win_rate_ci or [None, None]
+            data.update(win_rate_low=ci[0], win_rate_high=ci[1], flags="; ".join(row.flags()))
+            writer.writerow([csv_safe("" if data[c] is None else data[c]) for c in CSV_COLUMNS])
+    return out.getvalue()

@@ -1,0 +1,73 @@
+"""Prompt texts as Jinja2 templates (in `rolebench/prompts/templates/`) and the chat messages built from them.
+
+Every protocol text (the RoleGPT system instruction, the judge's ranking prompt, the recipes'
+generation prompts) is a template file read through `render`, so tasks, the judge and recipes
+share one copy, and `template_hash` puts the exact texts used into every result.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from pathlib import Path
+
+from model_adapters.interface import Message
+from rolebench.templating import text_environment
+
+TEMPLATE_DIR = Path(__file__).parent / "templates"
+SYSTEM_TEMPLATES = {"en": "rolegpt_system_en.j2", "zh": "rolegpt_system_zh.j2"}
+
+
+def render(name: str, **values: object) -> str:
+    """Render a template by file name, e.g. `render("rolegpt_system_en.j2", role=..., description=...)`."""
+    return text_environment(TEMPLATE_DIR).get_template(name).render(**values).strip()
+
+
+def template_hash(*names: str) -> str:
+    """sha256 (first 16 hex digits) over the source of the named templates."""
+    digest = hashlib.sha256()
+    for name in names:
+        digest.update(name.encode())
+        digest.update((TEMPLATE_DIR / name).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def system_prompt(role: str, description: str, language: str) -> str:
+    """The RoleGPT system instruction for a role, in the split's language."""
+    return render(SYSTEM_TEMPLATES[language], role=role, description=description)
+
+
+def role_messages(
+    role: str,
+    description: str,
+    question: str,
+    language: str,
+    demonstrations: Sequence[tuple[str, str]] = (),
+) -> list[Message]:
+    """System instruction, optional few-shot dialogue turns, then the stripped question as the user turn.
+
+    Demonstrations are the paper's "dialogue engineering": each (question, answer) pair becomes a
+    user turn and an assistant turn before the real question.
+    """
+    messages: list[Message] = [{"role": "system", "content": system_prompt(role, description, language)}]
+    for demo_question, demo_answer in demonstrations:
+        messages.append({"role": "user", "content": demo_question.strip()})
+        messages.append({"role": "assistant", "content": demo_answer.strip()})
+    messages.append({"role": "user", "content": question.strip()})
+    return messages
+
+
+def merge_system(messages: Sequence[Message]) -> list[Message]:
+    """For models without a system role: prepend the system text to the first user turn."""
+    if not messages or messages[0]["role"] != "system":
+        return list(messages)
+    system, rest = messages[0]["content"], list(messages[1:])
+    if rest and rest[0]["role"] == "user":
+        rest[0] = {"role": "user", "content": f"{system}\n\n{rest[0]['content']}"}
+        return rest
+    return [{"role": "user", "content": system}, *rest]
+
+
+def prompt_template_hash() -> str:
+    """Hash of the evaluation prompt templates, recorded in every result."""
+    return template_hash(*SYSTEM_TEMPLATES.values())

@@ -1,0 +1,152 @@
+"""Task and group definitions, read from the lm-eval-schema YAML files in `tasks/`.
+
+`rolebench evaluate` reads the same files lm-eval reads: a task file names its RoleBench split in
+`dataset_kwargs.split`, its version in `metadata.version` and its generation defaults in
+`generation_kwargs`; a group file lists its members under `task:`. `!function` hooks are kept as
+names (only lm-eval calls them), `include:` is resolved relative to the including file.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from rolebench.errors import ConfigError
+
+# The task files: the top-level `tasks/` folder, which the wheel installs as `rolebench/_tasks`
+# (pyproject force-include); in a checkout `rolebench/_tasks` is a symlink to it. Found here only.
+TASKS_DIR = Path(__file__).resolve().parent.parent / "_tasks"
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    name: str
+    split: str
+    version: float | str
+    path: Path
+    config_sha256: str
+    max_new_tokens: int | None
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "split": self.split,
+            "file": self.path.name,
+            "config_sha256": self.config_sha256,
+        }
+
+
+@dataclass(frozen=True)
+class GroupSpec:
+    name: str
+    members: tuple[str, ...]
+    version: float | str
+    path: Path
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that keeps `!function module.attr` as a marker string."""
+
+
+_Loader.add_constructor("!function", lambda loader, node: f"!function {loader.construct_scalar(node)}")
+
+
+def default_task_dirs() -> list[Path]:
+    return [TASKS_DIR]
+
+
+def _read_yaml(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
+    if path in seen:
+        raise ConfigError("circular include", where=str(path))
+    try:
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader) or {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark else str(path)
+        raise ConfigError(
+            f"invalid YAML: {getattr(exc, 'problem', exc)}", where=where, fix="fix the task file"
+        ) from None
+    if not isinstance(data, dict):
+        raise ConfigError("a task file must be a YAML mapping", where=str(path))
+    include = data.pop("include", None)
+    if include:
+        base = _read_yaml(path.parent / include, (*seen, path))
+        data = {**base, **data}
+    return data
+
+
+def _task_from(path: Path, data: dict[str, Any]) -> TaskSpec:
+    split = (data.get("dataset_kwargs") or {}).get("split")
+    if not isinstance(split, str):
+        raise ConfigError(
+            "task has no `dataset_kwargs.split`",
+            where=str(path),
+            fix="name a RoleBench split, e.g. zh_general",
+        )
+    version = (data.get("metadata") or {}).get("version")
+    if version is None:
+        raise ConfigError("task has no `metadata.version`", where=str(path))
+    digest = hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    max_tokens = (data.get("generation_kwargs") or {}).get("max_gen_toks")
+    return TaskSpec(data["task"], split, version, path, digest, max_tokens)
+
+
+@cache
+def _catalogue(dirs: tuple[Path, ...]) -> tuple[dict[str, TaskSpec], dict[str, GroupSpec]]:
+    tasks: dict[str, TaskSpec] = {}
+    groups: dict[str, GroupSpec] = {}
+    for directory in dirs:
+        for path in sorted(directory.rglob("*.yaml")):
+            if path.name.startswith("_"):
+                continue
+            data = _read_yaml(path)
+            if "group" in data:
+                members = data.get("task")
+                if not isinstance(members, list) or not all(isinstance(m, str) for m in members):
+                    raise ConfigError("a group needs `task:` as a list of names", where=str(path))
+                version = (data.get("metadata") or {}).get("version", "1.0")
+                groups[data["group"]] = GroupSpec(data["group"], tuple(members), version, path)
+            elif isinstance(data.get("task"), str):
+                tasks[data["task"]] = _task_from(path, data)
+    return tasks, groups
+
+
+def catalogue(extra_dirs: tuple[Path, ...] = ()) -> tuple[dict[str, TaskSpec], dict[str, GroupSpec]]:
+    """All tasks and groups in the default task folder plus `extra_dirs`."""
+    return _catalogue(tuple(default_task_dirs()) + tuple(Path(d) for d in extra_dirs))
+
+
+def resolve(names: list[str], extra_dirs: tuple[Path, ...] = ()) -> tuple[list[TaskSpec], list[GroupSpec]]:
+    """Expand task and group names into the tasks to run (in order, once each) and the groups involved."""
+    tasks, groups = catalogue(extra_dirs)
+    picked: dict[str, TaskSpec] = {}
+    used: dict[str, GroupSpec] = {}
+
+    def visit(name: str, trail: tuple[str, ...]) -> None:
+        if name in trail:
+            raise ConfigError(f"group {name!r} includes itself", where=str(groups[name].path))
+        if name in tasks:
+            picked.setdefault(name, tasks[name])
+        elif name in groups:
+            used.setdefault(name, groups[name])
+            for member in groups[name].members:
+                visit(member, (*trail, name))
+        else:
+            known = sorted(tasks) + sorted(groups)
+            close = difflib.get_close_matches(name, known, n=1)
+            raise ConfigError(
+                f"unknown task {name!r}",
+                where="--tasks",
+                fix=(f"did you mean {close[0]!r}? " if close else "") + "run `rolebench tasks` to list them",
+            )
+
+    for name in names:
+        visit(name, ())
+    return list(picked.values()), list(used.values())
