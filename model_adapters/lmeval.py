@@ -19,35 +19,25 @@ from __future__ import annotations
 import inspect
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
-from model_adapters.hf import coerce_options, first_line, plain_prompt, probe_system_role, text_sha256
-from model_adapters.interface import Generation, GenerationConfig, Message, Request, Usage
-from rolebench.errors import ConfigError, MissingDependency, ModelError
-from rolebench.prompts.roleplay import merge_system
+from pydantic import Field
+
+from model_adapters.chat import merge_system, plain_prompt, probe_system_role, text_sha256
+from model_adapters.errors import ConfigError, MissingDependency, ModelError, first_line
+from model_adapters.interface import AdapterBase, Generation, GenerationConfig, Message, Request, Usage
+from model_adapters.options import AdapterOptions
+from model_adapters.spec import ModelSpec
 
 SECRET_HINTS = ("key", "token", "secret", "password")
 
 
-@dataclass(frozen=True)
-class LMEvalOptions:
+class LMEvalOptions(AdapterOptions):
+    transport: ClassVar[frozenset[str]] = frozenset({"chunk_size"})
+
     apply_chat_template: bool = True
     device: str | None = None
-    chunk_size: int = 64
-
-
-def split_lmeval_spec(rest: str) -> tuple[str, str]:
-    """`NAME,key=value,...` -> (NAME, "key=value,...")."""
-    name, _, args = rest.partition(",")
-    name = name.strip()
-    if not name or "=" in name:
-        raise ConfigError(
-            f"lmeval spec {rest!r} does not start with an lm-eval model name",
-            where="--model",
-            fix="write lmeval:MODEL_NAME[,key=value...], e.g. lmeval:hf,pretrained=gpt2",
-        )
-    return name, args.strip()
+    chunk_size: int = Field(64, ge=1)
 
 
 def redacted(args: str) -> str:
@@ -82,14 +72,14 @@ def build_lm(name: str, args: str, extra: dict[str, Any]) -> Any:
         ) from None
 
 
-class LMEvalAdapter:
+class LMEvalAdapter(AdapterBase):
     """An lm-eval `LM` behind the ModelAdapter protocol (generate_until only)."""
+
+    Options: ClassVar[type[AdapterOptions]] = LMEvalOptions
 
     def __init__(self, name: str, args: str, options: LMEvalOptions | None = None) -> None:
         self.name, self.args = name, args
         self.options = options or LMEvalOptions()
-        if self.options.chunk_size < 1:
-            raise ConfigError("chunk_size must be at least 1", where="--model-args")
         self.spec = f"lmeval:{name}" + (f",{redacted(args)}" if args else "")
         self.fixed_batch_size = "batch_size=" in args
         extra = {
@@ -103,9 +93,8 @@ class LMEvalAdapter:
         self._quiet = {"disable_tqdm": True} if "disable_tqdm" in accepted else {}
 
     @classmethod
-    def from_spec(cls, rest: str, **options: Any) -> LMEvalAdapter:
-        name, args = split_lmeval_spec(rest)
-        return cls(name, args, coerce_options(LMEvalOptions, options, "lmeval:"))
+    def from_spec(cls, spec: ModelSpec, options: Any) -> LMEvalAdapter:
+        return cls(spec.name, spec.args, options)
 
     def _chat(self, messages: list[Message]) -> str:
         return self.lm.apply_chat_template(messages, add_generation_prompt=True)

@@ -45,11 +45,15 @@ import time
 from collections.abc import Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import urlsplit, urlunsplit
 
-from model_adapters.interface import Generation, GenerationConfig, Request, Usage
-from rolebench.errors import ConfigError, MissingDependency, ModelError
+from pydantic import Field
+
+from model_adapters.errors import ConfigError, MissingDependency, ModelError
+from model_adapters.interface import AdapterBase, Generation, GenerationConfig, Request, Usage
+from model_adapters.options import AdapterOptions
+from model_adapters.spec import ModelSpec
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +63,6 @@ PLACEHOLDER_KEY = "EMPTY"
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1", "0.0.0.0")
 RETRY_STATUSES = (408, 409, 429)
 FATAL_STATUSES = (401, 403, 404)
-OPTIONS = ("base_url", "api_key_env", "timeout", "max_retries", "backoff", "max_backoff")
 URL_WHERE = "--base-url / openai:MODEL@BASE_URL"
 
 
@@ -129,27 +132,19 @@ def is_local(url: str) -> bool:
     return host in LOCAL_HOSTS or host.startswith("127.")
 
 
-def split_spec(rest: str) -> tuple[str, str | None]:
-    """`MODEL[@BASE_URL]` -> (model, base_url or None)."""
-    model, sep, url = rest.partition("@")
-    if not model or (sep and not url):
-        raise ConfigError(f"bad OpenAI model spec openai:{rest}", where="--model",
-                          fix="write openai:MODEL or openai:MODEL@BASE_URL")
-    return model, (url or None)
+class OpenAIOptions(AdapterOptions):
+    """Options of `openai:` specs; all of them are transport settings (none changes an answer)."""
 
+    transport: ClassVar[frozenset[str]] = frozenset(
+        {"base_url", "api_key_env", "timeout", "max_retries", "backoff", "max_backoff"}
+    )
 
-def _number(options: dict[str, Any], name: str, kind: type, minimum: float, default: float) -> Any:
-    value = options.get(name)
-    if value is None:
-        return kind(default)
-    try:
-        number = kind(value)
-    except (TypeError, ValueError):
-        number = None
-    if number is None or number < minimum:
-        raise ConfigError(f"option {name}={value!r} is not a {kind.__name__} >= {minimum}",
-                          where="openai model options", fix=f"pass e.g. {name}={kind(default)!r}")
-    return number
+    base_url: str | None = None
+    api_key_env: str = DEFAULT_KEY_ENV
+    timeout: float = Field(120.0, gt=0, allow_inf_nan=False)
+    max_retries: int = Field(6, ge=0)
+    backoff: float = Field(1.0, ge=0, allow_inf_nan=False)
+    max_backoff: float = Field(60.0, ge=0, allow_inf_nan=False)
 
 
 def request_params(config: GenerationConfig) -> dict[str, Any]:
@@ -176,8 +171,10 @@ class _LoopThread:
             self.loop.close()
 
 
-class OpenAIAdapter:
+class OpenAIAdapter(AdapterBase):
     """Chat completions from an OpenAI-compatible server: concurrent, with our own retries."""
+
+    Options: ClassVar[type[AdapterOptions]] = OpenAIOptions
 
     def __init__(self, model: str, *, base_url: str = DEFAULT_BASE_URL, api_key_env: str = DEFAULT_KEY_ENV,
                  timeout: float = 120.0, retry: RetryPolicy | None = None, spec: str | None = None) -> None:
@@ -193,25 +190,14 @@ class OpenAIAdapter:
         self._loop: _LoopThread | None = None
 
     @classmethod
-    def from_spec(cls, rest: str, **options: Any) -> OpenAIAdapter:
-        options = {k: v for k, v in options.items() if v is not None}
-        unknown = sorted(set(options) - set(OPTIONS))
-        if unknown:
-            raise ConfigError(f"unknown option(s) {', '.join(unknown)} for openai:{rest}",
-                              where="openai model options", fix="known options: " + ", ".join(OPTIONS))
-        model, spec_url = split_spec(rest)
-        option_url = options.get("base_url")
-        if spec_url and option_url and normalize_base_url(spec_url) != normalize_base_url(str(option_url)):
-            shown = f"{public_url(spec_url)} (spec) and {public_url(str(option_url))}"
-            raise ConfigError(f"two base URLs: {shown}",
-                              where="--model / --base-url", fix="give the base URL once")
-        retry = RetryPolicy(max_retries=_number(options, "max_retries", int, 0, RetryPolicy.max_retries),
-                            backoff=_number(options, "backoff", float, 0, RetryPolicy.backoff),
-                            max_backoff=_number(options, "max_backoff", float, 0, RetryPolicy.max_backoff))
-        return cls(model, base_url=spec_url or str(option_url or DEFAULT_BASE_URL),
-                   api_key_env=str(options.get("api_key_env") or DEFAULT_KEY_ENV),
-                   timeout=_number(options, "timeout", float, 0.001, 120.0), retry=retry,
-                   spec=f"openai:{rest}")
+    def from_spec(cls, spec: ModelSpec, options: Any) -> OpenAIAdapter:
+        spec_url, option_url = spec.base_url, options.base_url
+        if spec_url and option_url and normalize_base_url(spec_url) != normalize_base_url(option_url):
+            shown = f"{public_url(spec_url)} (spec) and {public_url(option_url)}"
+            raise ConfigError(f"two base URLs: {shown}", where="--model / --base-url", fix="give the base URL once")
+        retry = RetryPolicy(max_retries=options.max_retries, backoff=options.backoff, max_backoff=options.max_backoff)
+        return cls(spec.name, base_url=spec_url or option_url or DEFAULT_BASE_URL, api_key_env=options.api_key_env,
+                   timeout=options.timeout, retry=retry, spec=str(spec))
 
     def _read_key(self) -> str:
         key = os.environ.get(self.api_key_env, "").strip()

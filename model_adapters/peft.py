@@ -11,31 +11,20 @@ adapter, the sha256 of its weight files.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from model_adapters.hf import HFAdapter, HFOptions, coerce_options, split_revision
-from rolebench.errors import ConfigError, MissingDependency
+from model_adapters.errors import ConfigError, MissingDependency
+from model_adapters.hf import HFAdapter, HFOptions
+from model_adapters.identity import weights_fingerprint
+from model_adapters.options import AdapterOptions
+from model_adapters.spec import ModelSpec
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin")
 
 
-@dataclass(frozen=True)
 class PeftOptions(HFOptions):
     merge: bool = False
-
-
-def split_base_adapter(rest: str) -> tuple[str, str]:
-    """`BASE+ADAPTER` -> (BASE, ADAPTER), each possibly with @REVISION."""
-    base, sep, adapter = rest.partition("+")
-    if not sep or not base.strip() or not adapter.strip():
-        raise ConfigError(
-            f"peft spec {rest!r} needs a base model and an adapter",
-            where="--model",
-            fix="write peft:BASE+ADAPTER, e.g. peft:meta-llama/Llama-2-7b-hf+./my-lora",
-        )
-    return base.strip(), adapter.strip()
 
 
 def adapter_weights_sha256(folder: Path) -> str | None:
@@ -61,6 +50,7 @@ class PeftAdapter(HFAdapter):
 
     scheme = "peft"
     backend = "transformers+peft"
+    Options: ClassVar[type[AdapterOptions]] = PeftOptions
 
     def __init__(
         self,
@@ -81,17 +71,15 @@ class PeftAdapter(HFAdapter):
         )
 
     @classmethod
-    def from_spec(cls, rest: str, **options: Any) -> PeftAdapter:
-        base, adapter = split_base_adapter(rest)
-        base_name, base_revision = split_revision(base)
-        adapter_name, adapter_revision = split_revision(adapter)
-        return cls(
-            base_name,
-            base_revision,
-            adapter_name,
-            adapter_revision,
-            coerce_options(PeftOptions, options, "peft:"),
-        )
+    def from_spec(cls, spec: ModelSpec, options: Any) -> PeftAdapter:
+        if spec.adapter is None:
+            raise ConfigError(f"{spec} names no adapter", where="--model", fix="write peft:BASE+ADAPTER")
+        return cls(spec.name, spec.revision, spec.adapter, spec.adapter_revision, options)
+
+    @classmethod
+    def fingerprint(cls, spec: ModelSpec, options: Any) -> dict[str, Any]:
+        found = {"weights": weights_fingerprint(spec.name), "adapter": weights_fingerprint(spec.adapter or "")}
+        return {k: v for k, v in found.items() if v}
 
     def _local_adapter(self) -> Path | None:
         path = Path(self.adapter).expanduser()

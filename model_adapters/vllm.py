@@ -15,25 +15,29 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
-from model_adapters.hf import coerce_options, first_line, probe_system_role, split_revision, text_sha256
-from model_adapters.interface import Generation, GenerationConfig, Request, Usage
-from rolebench.errors import ConfigError, MissingDependency, ModelError
-from rolebench.prompts.roleplay import merge_system
+from pydantic import Field
+
+from model_adapters.chat import merge_system, probe_system_role, text_sha256
+from model_adapters.errors import MissingDependency, ModelError, first_line
+from model_adapters.identity import weights_fingerprint
+from model_adapters.interface import AdapterBase, Generation, GenerationConfig, Request, Usage
+from model_adapters.options import AdapterOptions
+from model_adapters.spec import ModelSpec
 
 
-@dataclass(frozen=True)
-class VLLMOptions:
-    tensor_parallel_size: int = 1
+class VLLMOptions(AdapterOptions):
+    transport: ClassVar[frozenset[str]] = frozenset({"gpu_memory_utilization", "chunk_size"})
+
+    tensor_parallel_size: int = Field(1, ge=1)
     dtype: str = "auto"
     gpu_memory_utilization: float = 0.9
     max_model_len: int | None = None
     quantization: str | None = None
     trust_remote_code: bool = False
     enforce_eager: bool = False
-    chunk_size: int = 256
+    chunk_size: int = Field(256, ge=1)
 
 
 def import_vllm() -> Any:
@@ -44,17 +48,17 @@ def import_vllm() -> Any:
     return vllm
 
 
-class VLLMAdapter:
+class VLLMAdapter(AdapterBase):
     """vllm.LLM behind the ModelAdapter protocol."""
+
+    Options: ClassVar[type[AdapterOptions]] = VLLMOptions
 
     def __init__(self, name: str, revision: str | None = None, options: VLLMOptions | None = None) -> None:
         self.name, self.revision = name, revision
         self.options = options or VLLMOptions()
-        if self.options.chunk_size < 1 or self.options.tensor_parallel_size < 1:
-            raise ConfigError("chunk_size and tensor_parallel_size must be at least 1", where="--model-args")
         self.spec = f"vllm:{name}" + (f"@{revision}" if revision else "")
         self.vllm = import_vllm()
-        engine_args = {k: v for k, v in vars(self.options).items() if k != "chunk_size" and v is not None}
+        engine_args = {k: v for k, v in self.options.model_dump().items() if k != "chunk_size" and v is not None}
         try:
             self.llm = self.vllm.LLM(
                 model=name, revision=revision, tokenizer_revision=revision, **engine_args
@@ -74,9 +78,13 @@ class VLLMAdapter:
         )
 
     @classmethod
-    def from_spec(cls, rest: str, **options: Any) -> VLLMAdapter:
-        name, revision = split_revision(rest)
-        return cls(name, revision, coerce_options(VLLMOptions, options, "vllm:"))
+    def from_spec(cls, spec: ModelSpec, options: Any) -> VLLMAdapter:
+        return cls(spec.name, spec.revision, options)
+
+    @classmethod
+    def fingerprint(cls, spec: ModelSpec, options: Any) -> dict[str, Any]:
+        weights = weights_fingerprint(spec.name)
+        return {"weights": weights} if weights else {}
 
     def _sampling_params(self, config: GenerationConfig) -> Any:
         sampling = config.temperature > 0

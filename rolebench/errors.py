@@ -1,44 +1,17 @@
-"""Errors a user can fix: each prints as one line (what, where, what to do) and exits with code 2."""
+"""Errors a user can fix: each prints as one line (what, where, what to do) and exits with code 2.
+
+The family is defined in `model_adapters.errors` (the ground floor, so that backends can raise it);
+`RoleBenchError` is its base under the name users know, and `DataError` is added here.
+"""
 
 from __future__ import annotations
 
-
-class RoleBenchError(Exception):
-    """Base class of every error caused by the user's input or environment, not by a bug."""
-
-    exit_code = 2
-
-    def __init__(self, what: str, *, where: str | None = None, fix: str | None = None) -> None:
-        self.what, self.where, self.fix = what, where, fix
-        super().__init__(self.line())
-
-    def line(self) -> str:
-        """The one line shown to the user."""
-        text = self.what
-        if self.where:
-            text += f" ({self.where})"
-        if self.fix:
-            text += f": {self.fix}"
-        return text
-
-
-class ConfigError(RoleBenchError):
-    """A bad option, spec, task name or task file."""
+from model_adapters.errors import ConfigError, MissingDependency, ModelError, first_line
+from model_adapters.errors import UserError as RoleBenchError
 
 
 class DataError(RoleBenchError):
     """A missing or malformed data file."""
 
 
-class ModelError(RoleBenchError):
-    """A model or API that cannot be used as asked (bad key, unknown model, refused request)."""
-
-
-class MissingDependency(RoleBenchError):
-    """An optional package that the chosen feature needs is not installed."""
-
-    def __init__(self, feature: str, packages: str, extra: str, install: str | None = None) -> None:
-        super().__init__(
-            f"{feature} needs {packages}, which is not installed",
-            fix=install or f'pip install "rolebench[{extra}]"',  # `install`: a command when no extra fits
-        )
+__all__ = ["ConfigError", "DataError", "MissingDependency", "ModelError", "RoleBenchError", "first_line"]

@@ -6,11 +6,13 @@ import json
 import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
-import model_adapters
 from model_adapters.baseline import BaselineAdapter
+from model_adapters.options import AdapterOptions
+from model_adapters.registry import BACKENDS, Backend
 from model_adapters.interface import Generation, GenerationConfig, Request
 from rolebench.cli.main import main
 from rolebench.data.source import resolve_source
@@ -51,11 +53,7 @@ def test_config_says_how_results_were_made(tmp_path):
         "rolebench_demo_specific",
         "--output",
         str(tmp_path),
-        "--model-args",
-        "api_key=sk-secret-value-123456",
     )
-    text = (tmp_path / "results.json").read_text(encoding="utf-8")
-    assert "sk-secret-value-123456" not in text
     config = read_results(tmp_path).config
     assert config["model"]["spec"] == "baseline:rolegpt"
     assert config["tasks"]["rolebench_demo_specific"]["version"] == 1.0
@@ -83,15 +81,23 @@ def test_rolegpt_row_from_data_alone(rolebench_data, tmp_path):
     assert set(results.results["rolebench_zh_general"].per_role) == {"孙悟空", "皇帝", "华妃", "张飞", "李白"}
 
 
+class InterruptingOptions(AdapterOptions):
+    transport: ClassVar[frozenset[str]] = frozenset({"timeout", "max_retries"})
+    timeout: float = 30.0
+    max_retries: int = 6
+    dtype: str = "auto"
+
+
 class InterruptingAdapter(BaselineAdapter):
     """The real baseline adapter, interrupted (like Ctrl-C) after `budget` answers in a run."""
 
+    Options = InterruptingOptions
     budget: int | None = None
     asked: list[int] = []
 
     @classmethod
-    def from_spec(cls, rest: str, **options):
-        return cls(rest)
+    def from_spec(cls, spec, options):
+        return cls(spec.name)
 
     def generate(
         self, requests: Sequence[Request], config: GenerationConfig
@@ -104,7 +110,7 @@ class InterruptingAdapter(BaselineAdapter):
 
 
 def test_interrupted_run_resumes_without_generating_twice(tmp_path, monkeypatch):
-    monkeypatch.setitem(model_adapters.ADAPTERS, "flaky", (f"{__name__}:InterruptingAdapter", "rolegpt"))
+    monkeypatch.setitem(BACKENDS, "flaky", Backend("flaky", f"{__name__}:InterruptingAdapter", "name", "flaky:rolegpt"))
     options = EvalOptions(
         model="flaky:rolegpt", tasks=("rolebench_demo_specific",), output=tmp_path, progress=False
     )
@@ -148,7 +154,7 @@ def test_baseline_answers_follow_the_data_not_the_store(tmp_path):
 
 
 def test_transport_options_do_not_invalidate_stored_generations(tmp_path, monkeypatch):
-    monkeypatch.setitem(model_adapters.ADAPTERS, "flaky", (f"{__name__}:InterruptingAdapter", "rolegpt"))
+    monkeypatch.setitem(BACKENDS, "flaky", Backend("flaky", f"{__name__}:InterruptingAdapter", "name", "flaky:rolegpt"))
     InterruptingAdapter.budget, InterruptingAdapter.asked = None, []
     base = dict(model="flaky:rolegpt", tasks=("rolebench_demo_specific",), output=tmp_path, progress=False)
     evaluate(EvalOptions(**base, model_options={"timeout": "30"}))
@@ -287,3 +293,13 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, args, expected):
     err = capsys.readouterr().err.strip()
     assert code == 2
     assert expected in err and "Traceback" not in err and len(err.splitlines()) == 1
+
+
+def test_unknown_backend_options_are_refused_before_any_work(tmp_path, capsys):
+    code = run_cli(
+        "evaluate", "--model", "baseline:rolegpt", "--tasks", "rolebench_demo_specific",
+        "--output", str(tmp_path / "run"), "--model-args", "api_key=sk-secret-value-123456",
+    )
+    err = capsys.readouterr().err
+    assert code == 2 and "unknown option 'api_key' for baseline: models" in err
+    assert not (tmp_path / "run").exists()

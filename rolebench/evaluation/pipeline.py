@@ -15,7 +15,8 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from model_adapters import GenerationConfig, ModelAdapter, Request, load_model, parse_spec, request_meta_keys
+from model_adapters import GenerationConfig, ModelSpec, Request, model_identity
+from rolebench.cached_model import CachedModel
 from rolebench.data.samples import DEMO_SOURCE, Sample, get_split, load_samples
 from rolebench.data.source import DataSource, resolve_source
 from rolebench.errors import ConfigError
@@ -36,18 +37,10 @@ from rolebench.results.schema import (
 from rolebench.scoring.aggregate import BootstrapSettings, aggregate_run
 from rolebench.scoring.metrics import score_sample
 from rolebench.scoring.protocols import ScoringProtocol, get_protocol
-from rolebench.storage.records import RecordStore, content_key
+from rolebench.storage.records import RecordStore
 from rolebench.tasks.catalogue import GroupSpec, TaskSpec, resolve
 
 GENERATIONS_FILE = "generations.sqlite"
-_MODEL_INFO_KEY = "model-info"
-# Backend options that change how requests travel, never what is generated: left out of cache keys.
-TRANSPORT_OPTIONS = frozenset({"timeout", "max_retries", "backoff", "max_backoff", "api_key_env"})
-
-
-def identity_options(options: dict[str, Any]) -> dict[str, Any]:
-    """The model options that identify the model's outputs (everything but transport settings)."""
-    return {k: v for k, v in options.items() if k not in TRANSPORT_OPTIONS}
 
 
 @dataclass(frozen=True)
@@ -77,36 +70,6 @@ class TaskPlan:
     config: GenerationConfig
 
 
-class LazyModel:
-    """Loads the adapter on first use only; remembers its info() in the store for fully cached runs."""
-
-    def __init__(self, options: EvalOptions, store: RecordStore) -> None:
-        self.options, self.store = options, store
-        self._adapter: ModelAdapter | None = None
-
-    def adapter(self) -> ModelAdapter:
-        if self._adapter is None:
-            self._adapter = load_model(self.options.model, **self.options.model_options)
-            self.store.put(self._info_key(), self._adapter.info())
-        return self._adapter
-
-    def _info_key(self) -> str:
-        return content_key(_MODEL_INFO_KEY, self.options.model, identity_options(self.options.model_options))
-
-    def info(self) -> dict[str, Any]:
-        """The adapter's identity: fresh (and stored again) when it ran, e.g. with a server's fingerprint."""
-        if self._adapter is not None:
-            fresh = self._adapter.info()
-            self.store.put(self._info_key(), fresh)
-            return fresh
-        stored = self.store.get(self._info_key())
-        return stored if stored is not None else self.adapter().info()
-
-    def close(self) -> None:
-        if self._adapter is not None:
-            self._adapter.close()
-
-
 def plan_tasks(options: EvalOptions, specs: Sequence[TaskSpec], source: DataSource) -> list[TaskPlan]:
     """Load each task's samples and build one chat request per sample."""
     plans = []
@@ -126,24 +89,15 @@ def plan_tasks(options: EvalOptions, specs: Sequence[TaskSpec], source: DataSour
     return plans
 
 
-def generation_key(
-    options: EvalOptions, config: GenerationConfig, request: Request, meta_keys: Sequence[str] = ()
-) -> str:
-    """The store key of one generation: model, options, decoding, messages, and any data the model reads."""
-    return content_key(
-        "generation",
-        options.model,
-        identity_options(options.model_options),
-        config.decoding_key(),
-        request.messages,
-        {key: request.meta.get(key) for key in meta_keys},
-    )
+def generation_key(model: CachedModel, config: GenerationConfig, request: Request) -> str:
+    """The store key of one generation: the model, decoding, messages, and any data the model reads."""
+    meta = {key: request.meta.get(key) for key in model.meta_keys}
+    return model.key("generation", config.decoding_key(), request.messages, meta)
 
 
-def generate_task(plan: TaskPlan, model: LazyModel, options: EvalOptions) -> dict[str, dict[str, Any]]:
+def generate_task(plan: TaskPlan, model: CachedModel, options: EvalOptions) -> dict[str, dict[str, Any]]:
     """Outputs of every request of a task by request id, generating only what the store lacks."""
-    meta_keys = request_meta_keys(options.model)
-    keys = {r.id: generation_key(options, plan.config, r, meta_keys) for r in plan.requests}
+    keys = {r.id: generation_key(model, plan.config, r) for r in plan.requests}
     stored = model.store.get_many(keys.values())
     outputs = {rid: stored[key] for rid, key in keys.items() if key in stored}
     missing = [r for r in plan.requests if r.id not in outputs]
@@ -218,7 +172,7 @@ def build_config(
     protocol: ScoringProtocol,
     plans: Sequence[TaskPlan],
 ) -> dict[str, Any]:
-    scheme, _ = parse_spec(options.model)
+    scheme = ModelSpec.parse(options.model).scheme
     generation = plans[0].config.as_dict() if plans else options.generation.as_dict()
     return {
         "model": {
@@ -260,13 +214,13 @@ def evaluate(options: EvalOptions) -> RunResults:
     started = time.perf_counter()
     specs, groups = resolve(list(options.tasks), options.include_paths)
     protocol = get_protocol(options.protocol)
-    parse_spec(options.model)
+    model_identity(options.model, options.model_options)  # a bad spec or option fails before any work
     check_output_dir(options)
     source = resolve_source(options.data_dir, revision=options.revision)
     plans = plan_tasks(options, specs, source)
     options.output.mkdir(parents=True, exist_ok=True)
     with RecordStore(options.output / GENERATIONS_FILE, "generations") as store:
-        model = LazyModel(options, store)
+        model = CachedModel(options.model, options.model_options, store)
         try:
             outputs = [generate_task(plan, model, options) for plan in plans]
             model_info = model.info()

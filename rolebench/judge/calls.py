@@ -19,7 +19,8 @@ from model_adapters import Generation, Request
 from model_adapters.interface import Message
 from rolebench.judge.config import JudgeConfig
 from rolebench.judge.parse import Parser, Verdict, VerdictParseError
-from rolebench.judge.store import LazyJudge, judgment_key
+from rolebench.cached_model import CachedModel
+from rolebench.judge.store import judgment_key
 from rolebench.results.schema import now_iso
 from rolebench.storage.records import RecordStore
 
@@ -72,22 +73,19 @@ def parse_completion(parser: Parser, text: str, labels: Sequence[str]) -> tuple[
 class JudgeCaller:
     """Settles every slot: loads stored attempts, then calls the judge for what is missing."""
 
-    def __init__(self, judge: LazyJudge, config: JudgeConfig, store: RecordStore, *, concurrency: int,
+    def __init__(self, judge: CachedModel, config: JudgeConfig, store: RecordStore, *, concurrency: int,
                  reparse: bool = False, progress: bool = True) -> None:
         self.judge, self.config, self.store = judge, config, store
         self.concurrency, self.reparse, self.progress = concurrency, reparse, progress
         self.parser = config.parse()
         self.stats = CallStats()
         self.used: dict[str, dict[str, Any]] = {}  # every completion behind the verdicts, by key
-        self._identity: dict[str, Any] | None = None
         self._template_hash = config.template_hash()
 
     def key(self, slot: Slot, attempt: int) -> str:
         if attempt not in slot.keys:
-            if self._identity is None:
-                self._identity = self.judge.identity()
             decoding = self.config.generation_config(attempt, concurrency=self.concurrency).decoding_key()
-            slot.keys[attempt] = judgment_key(self._identity, self._template_hash, decoding, slot.messages,
+            slot.keys[attempt] = judgment_key(self.judge, self._template_hash, decoding, slot.messages,
                                               attempt)
         return slot.keys[attempt]
 
@@ -166,7 +164,7 @@ class JudgeCaller:
         record = {"raw": generation.text, "verdict": verdict, "parse_error": problem,
                   "parser": self.config.parser, "attempt": attempt, "usage": vars(generation.usage),
                   "seconds": generation.seconds, "finish_reason": generation.finish_reason,
-                  "judge": self._identity, "created": now_iso()}
+                  "judge": self.judge.identity, "created": now_iso()}
         self.store.put(key, record)
         self.used[key] = record
         for slot in slots:

@@ -16,12 +16,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from model_adapters import parse_spec
+from model_adapters import ModelSpec
 from rolebench.errors import ConfigError, DataError
 from rolebench.judge.calls import JudgeCaller, Slot
 from rolebench.judge.config import DEFAULT_JUDGE, JudgeConfig, load_judge_config, load_price_table, run_cost
 from rolebench.judge.outcomes import ORDERS, Pair, judge_fields, pair_line
-from rolebench.judge.store import LazyJudge, open_judgment_store
+from rolebench.cached_model import CachedModel
+from rolebench.judge.store import open_judgment_store
 from rolebench.results.schema import (
     GroupResult,
     RunResults,
@@ -147,8 +148,7 @@ def _spending(spec: str, info: dict[str, Any], caller: JudgeCaller,
     usage, this_run = caller.usage(), caller.stats.describe()
     spent: dict[str, Any] = {"usage": usage, "this_run": this_run, "cost_usd": None}
     if prices is not None:
-        _, rest = parse_spec(spec)
-        names = [str(info.get("name")), rest.split("@", 1)[0], spec]
+        names = [str(info.get("name")), ModelSpec.parse(spec, where="--judge").name, spec]
         spent["cost_usd"] = run_cost(prices, names, usage)
         this_run["cost_usd"] = run_cost(prices, names, this_run)
         spent["price_per_1m"] = next(({"input": prices[n][0], "output": prices[n][1], "model": n}
@@ -167,10 +167,7 @@ def judge_run(run_dir: Path, judge_spec: str, *, settings: JudgeSettings = Judge
         raise ConfigError("--judge-limit must be at least 1", where="--judge-limit")
     if settings.concurrency < 1:
         raise ConfigError("--concurrency must be at least 1", where="--concurrency")
-    try:
-        parse_spec(judge_spec)
-    except ConfigError as exc:
-        raise ConfigError(exc.what, where="--judge", fix=exc.fix) from None
+    ModelSpec.parse(judge_spec, where="--judge")
     results = read_results(run_dir)
     config = load_judge_config(settings.judge_config)
     prices = load_price_table(settings.price_table) if settings.price_table else None
@@ -178,7 +175,7 @@ def judge_run(run_dir: Path, judge_spec: str, *, settings: JudgeSettings = Judge
     slots = {task: build_slots(task, task_pairs, config, settings.seed) for task, task_pairs in pairs.items()}
     all_slots = [slot for by_pair in slots.values() for pair_slots in by_pair.values() for slot in pair_slots]
     with open_judgment_store(settings.cache_dir) as store:
-        judge = LazyJudge(judge_spec, settings.adapter_options(), store)
+        judge = CachedModel(judge_spec, settings.adapter_options(), store)
         try:
             caller = JudgeCaller(judge, config, store, concurrency=settings.concurrency,
                                  reparse=settings.reparse, progress=settings.progress)

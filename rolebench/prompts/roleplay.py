@@ -57,17 +57,6 @@ def role_messages(
     return messages
 
 
-def merge_system(messages: Sequence[Message]) -> list[Message]:
-    """For models without a system role: prepend the system text to the first user turn."""
-    if not messages or messages[0]["role"] != "system":
-        return list(messages)
-    system, rest = messages[0]["content"], list(messages[1:])
-    if rest and rest[0]["role"] == "user":
-        rest[0] = {"role": "user", "content": f"{system}\n\n{rest[0]['content']}"}
-        return rest
-    return [{"role": "user", "content": system}, *rest]
-
-
 def prompt_template_hash() -> str:
     """Hash of the evaluation prompt templates, recorded in every result."""
     return template_hash(*SYSTEM_TEMPLATES.values())

@@ -19,9 +19,10 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from model_adapters import GenerationConfig, Message, ModelAdapter, Request, load_model, parse_spec
+from model_adapters import GenerationConfig, Message, Request
+from rolebench.cached_model import CachedModel
 from rolebench.prompts.roleplay import template_hash
-from rolebench.storage.records import RecordStore, content_key
+from rolebench.storage.records import RecordStore
 
 log = logging.getLogger(__name__)
 
@@ -67,27 +68,23 @@ class CachedGenerator:
     """A model adapter behind a record store; the adapter is loaded only when something is missing."""
 
     def __init__(self, settings: GeneratorSettings, stage: str, templates: Sequence[str]) -> None:
-        parse_spec(settings.spec)
         self.settings, self.stage = settings, stage
         self.prompt_hash = template_hash(*templates)
         self.store = RecordStore(settings.cache, "recipe_generations")
+        try:
+            self.model = CachedModel(settings.spec, settings.options, self.store)
+        except BaseException:
+            self.store.close()
+            raise
         self.stats = CallStats()
-        self._adapter: ModelAdapter | None = None
 
     def identity(self) -> dict[str, Any]:
         """The generator as it enters cache keys and output metadata (never a secret)."""
-        return {"spec": self.settings.spec, "options": {k: str(v) for k, v in self.settings.options.items()}}
+        return self.model.identity
 
     def key(self, job: Job) -> str:
         config = replace(self.settings.config, seed=job.seed)
-        return content_key(
-            "recipe", self.stage, self.identity(), self.prompt_hash, config.decoding_key(), job.messages
-        )
-
-    def adapter(self) -> ModelAdapter:
-        if self._adapter is None:
-            self._adapter = load_model(self.settings.spec, **self.settings.options)
-        return self._adapter
+        return self.model.key("recipe", self.stage, self.prompt_hash, config.decoding_key(), job.messages)
 
     def run(self, jobs: Sequence[Job], desc: str) -> dict[str, str | None]:
         """The text of every job by id (None where the generator gave no answer; a rerun retries those)."""
@@ -107,7 +104,7 @@ class CachedGenerator:
             for seed, group in sorted(by_seed.items()):
                 config = replace(self.settings.config, seed=seed)
                 requests = [Request(id=job.id, messages=job.messages) for job in group]
-                for request, generation in self.adapter().generate(requests, config):
+                for request, generation in self.model.adapter().generate(requests, config):
                     texts[request.id] = generation.text
                     self._record(keys[request.id], generation)
                     bar.update(1)
@@ -136,8 +133,7 @@ class CachedGenerator:
         )
 
     def close(self) -> None:
-        if self._adapter is not None:
-            self._adapter.close()
+        self.model.close()
         self.store.close()
 
     def __enter__(self) -> CachedGenerator:

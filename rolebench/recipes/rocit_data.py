@@ -19,7 +19,8 @@ from model_adapters import Message
 from rolebench.data.samples import as_references, read_jsonl
 from rolebench.data.source import resolve_source
 from rolebench.errors import ConfigError, DataError
-from rolebench.prompts.roleplay import merge_system, role_messages
+from model_adapters.chat import merge_system
+from rolebench.prompts.roleplay import role_messages
 from rolebench.recipes.rocit_config import RocitConfig
 
 IGNORE_INDEX = -100
