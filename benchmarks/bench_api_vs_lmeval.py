@@ -35,8 +35,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from model_adapters import GenerationConfig, Request, load_model  # noqa: E402
+from rolebench.data.resolve import resolve_source  # noqa: E402
 from rolebench.data.samples import load_samples  # noqa: E402
-from rolebench.data.source import resolve_source  # noqa: E402
 from rolebench.prompts.roleplay import role_messages  # noqa: E402
 
 

@@ -16,14 +16,14 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from model_adapters.registry import backend
+from model_adapters.loading import adapter_class, as_spec
 from model_adapters.spec import ModelSpec
 
 
 def model_identity(spec: str | ModelSpec, options: Mapping[str, Any]) -> dict[str, Any]:
     """The identity of `spec` with `options` (validated here, so bad options fail before any loading)."""
-    parsed = spec if isinstance(spec, ModelSpec) else ModelSpec.parse(spec)
-    cls = backend(parsed.scheme).load_class()
+    parsed = as_spec(spec)
+    cls = adapter_class(parsed)
     validated = cls.Options.parse(options, f"{parsed.scheme}:")
     canonical = parsed.with_base_url(None) if "base_url" in validated.transport else parsed
     return {"spec": str(canonical), "options": validated.identity(), **cls.fingerprint(parsed, validated)}

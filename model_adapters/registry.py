@@ -9,12 +9,9 @@ from __future__ import annotations
 import difflib
 import importlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from model_adapters.errors import ConfigError
-
-if TYPE_CHECKING:
-    from model_adapters.interface import AdapterBase
 
 # How the part of a spec after `SCHEME:` reads (parsed in `model_adapters.spec`, nowhere else).
 Syntax = Literal["revisioned", "base+adapter", "model@url", "path", "name,args", "name"]
@@ -27,9 +24,12 @@ class Backend:
     syntax: Syntax
     usage: str  # the spec's form, as help text shows it
 
-    def load_class(self) -> type[AdapterBase]:
+    def load_class(self) -> type:
+        """The implementing class (its module imported now; see `model_adapters.loading`)."""
         module_name, _, class_name = self.target.partition(":")
-        cls: type[AdapterBase] = getattr(importlib.import_module(module_name), class_name)
+        cls = getattr(importlib.import_module(module_name), class_name)
+        if not isinstance(cls, type):
+            raise TypeError(f"{self.target} is not a class")
         return cls
 
 

@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from rolebench.data.samples import SPLITS, load_samples, normalise_types, raw_answers, split_files_status
-from rolebench.data.source import DataSource, resolve_source
+from rolebench.data.resolve import resolve_source
+from rolebench.data.samples import load_samples, normalise_types, raw_answers, split_files_status
+from rolebench.data.source import DataSource
+from rolebench.data.splits import SPLITS
 from rolebench.errors import DataError
 
 

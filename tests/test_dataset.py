@@ -18,8 +18,8 @@ from rolebench.cli.main import main
 from rolebench.data.card import read_front_matter
 from rolebench.data.layout import CONFIG_NAMES, MANIFEST_NAME, PROFILE_CONFIGS, QA_CONFIGS
 from rolebench.data.manifest import packaged_manifest, read_manifest
+from rolebench.data.resolve import resolve_source
 from rolebench.data.samples import load_samples
-from rolebench.data.source import resolve_source
 from rolebench.errors import DataError
 
 pa_parquet = pytest.importorskip(

@@ -17,8 +17,9 @@ from hub_standin import HubStandIn
 from rolebench.cli.main import main
 from rolebench.data.layout import MANIFEST_NAME
 from rolebench.data.manifest import read_manifest
+from rolebench.data.resolve import resolve_source
 from rolebench.data.samples import load_samples
-from rolebench.data.source import UPSTREAM_REPO, file_sha256, resolve_source
+from rolebench.data.source import UPSTREAM_REPO, file_sha256
 from rolebench.errors import DataError
 
 pytest.importorskip("pyarrow", reason="building the dataset needs pyarrow (rolebench[data])")

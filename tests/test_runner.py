@@ -11,11 +11,11 @@ from typing import ClassVar
 import pytest
 
 from model_adapters.baseline import BaselineAdapter
+from model_adapters.interface import Generation, GenerationConfig, Request
 from model_adapters.options import AdapterOptions
 from model_adapters.registry import BACKENDS, Backend
-from model_adapters.interface import Generation, GenerationConfig, Request
 from rolebench.cli.main import main
-from rolebench.data.source import resolve_source
+from rolebench.data.resolve import resolve_source
 from rolebench.evaluation.pipeline import EvalOptions, evaluate
 from rolebench.results.schema import read_results
 from rolebench.storage.records import RecordStore

@@ -174,8 +174,9 @@ def _info(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
     from rolebench.data.layout import upstream_splits
-    from rolebench.data.samples import load_samples, read_jsonl, split_files_status
-    from rolebench.data.source import resolve_source
+    from rolebench.data.resolve import resolve_source
+    from rolebench.data.samples import load_samples, split_files_status
+    from rolebench.storage.jsonl import read_jsonl
 
     source = resolve_source(args.dir, revision=args.revision)
     print(f"source: {source.describe_location()}")

@@ -32,8 +32,9 @@ from rolebench.data.layout import (
     shard_path,
 )
 from rolebench.data.manifest import Manifest, packaged_manifest, read_manifest, scan, write_manifest
+from rolebench.data.resolve import resolve_source
 from rolebench.data.rows import Collected, Row, clean_rows, collect
-from rolebench.data.source import UPSTREAM_REPO, UPSTREAM_REVISION, DataSource, resolve_source
+from rolebench.data.source import UPSTREAM_REPO, UPSTREAM_REVISION, DataSource
 from rolebench.errors import ConfigError
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rolebench.data.samples import SPLITS, SplitDef
+from rolebench.data.splits import SPLITS, SplitDef
 from rolebench.errors import MissingDependency
 
 MANIFEST_NAME = "checksums.json"

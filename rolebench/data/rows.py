@@ -20,15 +20,10 @@ from rolebench.data.layout import (
     QAConfig,
     upstream_splits,
 )
-from rolebench.data.samples import (
-    Sample,
-    SplitDef,
-    load_descriptions,
-    load_samples,
-    read_jsonl,
-    split_files_status,
-)
+from rolebench.data.samples import Sample, load_descriptions, load_samples, split_files_status
 from rolebench.data.source import DataSource
+from rolebench.data.splits import SplitDef
+from rolebench.storage.jsonl import read_jsonl
 
 Row = dict[str, Any]
 

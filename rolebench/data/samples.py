@@ -1,7 +1,6 @@
-"""RoleBench splits as typed samples: the file layout, the loaders, and the two joins.
+"""RoleBench test items as typed samples: the loaders and the two joins.
 
 This module is the one place that knows
-- which files make up each split (`SPLITS`),
 - how a raw record becomes a `Sample` (`type` normalised to a list, every reference kept),
 - the join of a test row to its RoleGPT baseline answer on the raw `(role, question)`, and
 - the join of a general instruction to its original answer (for RAW) on the instruction text.
@@ -10,93 +9,13 @@ This module is the one place that knows
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from rolebench.data.source import DataSource
+from rolebench.data.splits import DEMO_ROOT, SplitDef, get_split
 from rolebench.errors import DataError
-
-DEMO_ROOT = Path(__file__).parent / "demo"
-
-
-@dataclass(frozen=True)
-class SplitDef:
-    """The files of one RoleBench split, relative to the dataset root."""
-
-    id: str
-    language: str  # "en" or "zh"
-    kind: str  # "general" (CUS + RAW) or "role_specific" (SPE)
-    folder: str
-    profiles: str
-    raw_answers: str | None = None  # instructions file giving RAW references (general splits)
-    builtin: bool = False  # shipped inside the package (the demo), independent of --data-dir
-
-    @property
-    def metrics(self) -> tuple[str, ...]:
-        return ("cus", "raw") if self.kind == "general" else ("spe",)
-
-    def file(self, name: str) -> str:
-        return f"{self.folder}/{name}"
-
-
-_ENG_RAW = "instructions-eng/instructions-general.jsonl"
-_ZH_RAW = "instructions-zh/instructions-general.jsonl"
-SPLITS: dict[str, SplitDef] = {
-    s.id: s
-    for s in [
-        SplitDef(
-            "eng_instruct_general",
-            "en",
-            "general",
-            "rolebench-eng/instruction-generalization/general",
-            "profiles-eng/desc.json",
-            _ENG_RAW,
-        ),
-        SplitDef(
-            "eng_instruct_specific",
-            "en",
-            "role_specific",
-            "rolebench-eng/instruction-generalization/role_specific",
-            "profiles-eng/desc.json",
-        ),
-        SplitDef(
-            "eng_role_general",
-            "en",
-            "general",
-            "rolebench-eng/role-generalization/general",
-            "profiles-eng/desc.json",
-            _ENG_RAW,
-        ),
-        SplitDef(
-            "eng_role_specific",
-            "en",
-            "role_specific",
-            "rolebench-eng/role-generalization/role_specific",
-            "profiles-eng/desc.json",
-        ),
-        SplitDef("zh_general", "zh", "general", "rolebench-zh/general", "profiles-zh/desc.json", _ZH_RAW),
-        SplitDef("zh_specific", "zh", "role_specific", "rolebench-zh/role_specific", "profiles-zh/desc.json"),
-        SplitDef(
-            "demo_general",
-            "en",
-            "general",
-            "rolebench-demo/general",
-            "profiles-demo/desc.json",
-            "instructions-demo/instructions-general.jsonl",
-            builtin=True,
-        ),
-        SplitDef(
-            "demo_specific",
-            "en",
-            "role_specific",
-            "rolebench-demo/role_specific",
-            "profiles-demo/desc.json",
-            builtin=True,
-        ),
-    ]
-}
+from rolebench.storage.jsonl import read_jsonl
 
 QUESTION_FIELDS = ("instruction", "question")
 ANSWER_FIELDS = ("answer", "output", "generated")
@@ -132,32 +51,6 @@ class Sample:
             "baseline": self.baseline,
             "raw_answer": self.raw_answer,
         }
-
-
-def get_split(split_id: str) -> SplitDef:
-    try:
-        return SPLITS[split_id]
-    except KeyError:
-        raise DataError(f"unknown RoleBench split {split_id!r}", fix="one of " + ", ".join(SPLITS)) from None
-
-
-def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    """Records of a JSONL file; a malformed line is one error naming the file and line."""
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(
-                    f"malformed JSON: {exc.msg}",
-                    where=f"{path}:{number}",
-                    fix="repair or re-download the file",
-                ) from None
-            if not isinstance(record, dict):
-                raise DataError("expected a JSON object", where=f"{path}:{number}")
-            yield record
 
 
 def normalise_types(value: Any) -> tuple[str, ...]:

@@ -8,7 +8,6 @@ read with `datasets.load_dataset`, so Hub files are fetched one by one with `hug
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -94,31 +93,3 @@ class DataSource:
                 f"{self.location}) or run without --data-dir to read the Hub"
             )
         return f"the file is not in {self.location} at revision {self.revision}"
-
-
-def resolve_source(
-    data_dir: str | os.PathLike[str] | None = None,
-    *,
-    repo: str | None = None,
-    revision: str | None = None,
-) -> DataSource:
-    """Pick the data source: `data_dir`, else $ROLEBENCH_DATA, else the Hub repo at a pinned revision.
-
-    A packaged build (`hf://ORG/NAME@VERSION`, or a folder made by `rolebench data build`) is read
-    through `rolebench.packaged_source.PackagedSource`, in the same upstream layout.
-    """
-    chosen = data_dir if data_dir is not None else os.environ.get(DATA_DIR_ENV) or None
-    if chosen is not None and repo is None:
-        from rolebench.data.packaged import is_packaged_location, open_packaged
-
-        if is_packaged_location(str(chosen)):
-            return open_packaged(str(chosen), revision=revision)
-        root = Path(chosen).expanduser()
-        if not root.is_dir():
-            raise DataError(
-                f"RoleBench data folder {root} does not exist",
-                where="--data-dir" if data_dir is not None else DATA_DIR_ENV,
-                fix="point it at a folder in the Hub layout (rolebench-eng/, rolebench-zh/, profiles-*/)",
-            )
-        return DataSource("local", str(root.resolve()))
-    return DataSource("hub", repo or UPSTREAM_REPO, revision or UPSTREAM_REVISION)

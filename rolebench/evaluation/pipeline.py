@@ -17,8 +17,10 @@ from tqdm.auto import tqdm
 
 from model_adapters import GenerationConfig, ModelSpec, Request, model_identity
 from rolebench.cached_model import CachedModel
-from rolebench.data.samples import DEMO_SOURCE, Sample, get_split, load_samples
-from rolebench.data.source import DataSource, resolve_source
+from rolebench.data.resolve import resolve_source
+from rolebench.data.samples import DEMO_SOURCE, Sample, load_samples
+from rolebench.data.source import DataSource
+from rolebench.data.splits import get_split
 from rolebench.errors import ConfigError
 from rolebench.prompts.roleplay import prompt_template_hash, role_messages
 from rolebench.results.schema import (

@@ -17,9 +17,9 @@ from tqdm.auto import tqdm
 
 from model_adapters import Generation, Request
 from model_adapters.interface import Message
+from rolebench.cached_model import CachedModel
 from rolebench.judge.config import JudgeConfig
 from rolebench.judge.parse import Parser, Verdict, VerdictParseError
-from rolebench.cached_model import CachedModel
 from rolebench.judge.store import judgment_key
 from rolebench.results.schema import now_iso
 from rolebench.storage.records import RecordStore

@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from model_adapters import ModelSpec
+from rolebench.cached_model import CachedModel
 from rolebench.errors import ConfigError, DataError
 from rolebench.judge.calls import JudgeCaller, Slot
 from rolebench.judge.config import DEFAULT_JUDGE, JudgeConfig, load_judge_config, load_price_table, run_cost
 from rolebench.judge.outcomes import ORDERS, Pair, judge_fields, pair_line
-from rolebench.cached_model import CachedModel
 from rolebench.judge.store import open_judgment_store
 from rolebench.results.schema import (
     GroupResult,

@@ -14,7 +14,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from rolebench.data.samples import DEMO_ROOT, SPLITS
+from rolebench.data.splits import DEMO_ROOT, SPLITS
 from rolebench.leaderboard.rows import (
     METRICS,
     OURS,

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from rolebench.data.samples import read_jsonl
 from rolebench.errors import DataError
+from rolebench.storage.jsonl import read_jsonl
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _WORD = re.compile(r"\w+", re.UNICODE)

@@ -16,12 +16,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from model_adapters import Message
-from rolebench.data.samples import as_references, read_jsonl
-from rolebench.data.source import resolve_source
-from rolebench.errors import ConfigError, DataError
 from model_adapters.chat import merge_system
+from rolebench.data.resolve import resolve_source
+from rolebench.data.samples import as_references
+from rolebench.errors import ConfigError, DataError
 from rolebench.prompts.roleplay import role_messages
 from rolebench.recipes.rocit_config import RocitConfig
+from rolebench.storage.jsonl import read_jsonl
 
 IGNORE_INDEX = -100
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rolebench.data.samples import QUESTION_FIELDS, read_jsonl
+from rolebench.data.samples import QUESTION_FIELDS
 from rolebench.errors import ConfigError, DataError
 from rolebench.prompts.roleplay import SYSTEM_TEMPLATES, role_messages
 from rolebench.recipes.dialogues import (
@@ -28,6 +28,7 @@ from rolebench.recipes.dialogues import (
 )
 from rolebench.recipes.generation import CachedGenerator, GeneratorSettings, Job
 from rolebench.storage.files import write_jsonl_atomic
+from rolebench.storage.jsonl import read_jsonl
 
 log = logging.getLogger(__name__)
 STAGE = "rolegpt"

@@ -14,7 +14,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from rolebench.data.samples import SPLITS
+from rolebench.data.splits import SPLITS
 from rolebench.errors import MissingDependency
 from rolebench.leaderboard.tables import metric_text
 from rolebench.results.schema import RunResults, read_results, read_samples, samples_path

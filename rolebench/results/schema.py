@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import Iterator
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -19,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from rolebench.errors import DataError
 from rolebench.storage.files import write_json_atomic, write_jsonl_atomic
+from rolebench.storage.jsonl import read_jsonl
 
 SCHEMA_VERSION = 1
 RESULTS_FILE = "results.json"
@@ -139,14 +139,4 @@ def read_samples(run_dir: Path, task: str) -> list[dict[str, Any]]:
             where=str(path),
             fix="re-run `rolebench evaluate` for this task",
         )
-    return list(iter_jsonl(path))
-
-
-def iter_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if line.strip():
-                try:
-                    yield json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise DataError(f"malformed JSON: {exc.msg}", where=f"{path}:{number}") from None
+    return list(read_jsonl(path))

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rolebench.data.samples import get_split
+from rolebench.data.splits import get_split
 from rolebench.results.schema import GroupResult, TaskResult
 from rolebench.scoring.protocols import ScoringProtocol, opencompass_order
 from rolebench.scoring.stats import (

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rolebench.data.samples import get_split
+from rolebench.data.splits import get_split
 from rolebench.scoring.protocols import ScoringProtocol
 
 

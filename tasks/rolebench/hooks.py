@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from rolebench.data.resolve import resolve_source
 from rolebench.data.samples import load_samples
-from rolebench.data.source import resolve_source
 from rolebench.prompts.roleplay import system_prompt
 from rolebench.scoring.metrics import score_sample
 from rolebench.scoring.protocols import get_protocol

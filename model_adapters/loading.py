@@ -1,0 +1,34 @@
+"""From a spec to a backend: its class (imported on demand), its validated options, the loaded adapter."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from model_adapters.interface import AdapterBase
+from model_adapters.registry import backend
+from model_adapters.spec import ModelSpec
+
+
+def as_spec(spec: str | ModelSpec) -> ModelSpec:
+    return spec if isinstance(spec, ModelSpec) else ModelSpec.parse(spec)
+
+
+def adapter_class(spec: str | ModelSpec) -> type[AdapterBase]:
+    """The class implementing a spec's scheme (its module is imported, the model is not loaded)."""
+    scheme = as_spec(spec).scheme
+    cls = backend(scheme).load_class()
+    if not issubclass(cls, AdapterBase):
+        raise TypeError(f"the backend of {scheme}: is not an AdapterBase subclass")
+    return cls
+
+
+def request_meta_keys(spec: str | ModelSpec) -> tuple[str, ...]:
+    """The `Request.meta` fields a backend answers from (they belong in its cache keys)."""
+    return tuple(adapter_class(spec).request_meta_keys)
+
+
+def load_model(spec: str | ModelSpec, **options: Any) -> AdapterBase:
+    """Build the adapter a spec names. `options` are backend settings (e.g. `dtype`, `base_url`)."""
+    parsed = as_spec(spec)
+    cls = adapter_class(parsed)
+    return cls.from_spec(parsed, cls.Options.parse(options, f"{parsed.scheme}:"))
