@@ -61,14 +61,9 @@ def serve(latency: float, port_queue: Any, stop: Any) -> None:
 
 
 def make_run(folder: Path, pairs: int) -> Path:
-    from rolebench.results.schema import (
-        GroupResult,
-        RunResults,
-        TaskResult,
-        now_iso,
-        write_results,
-        write_samples,
-    )
+    from rolebench.results.io import write_results, write_samples
+    from rolebench.results.provenance import now_iso
+    from rolebench.results.schema import GroupResult, RunResults, TaskResult
 
     records = [{"id": f"bench/{i}", "index": i, "role": "Captain Mira Vance", "question": f"Question {i}?",
                 "description": "A starship captain who speaks in short bursts.", "language": "en",

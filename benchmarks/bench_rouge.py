@@ -31,13 +31,9 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from rolebench.scoring.protocols import (
-    OC_PRED_PLACEHOLDER,
-    OC_REF_PLACEHOLDER,
-    general_postprocess,
-    get_protocol,
-    tokenize_zh,
-)
+from rolebench.scoring.opencompass import general_postprocess
+from rolebench.scoring.protocols import OC_PRED_PLACEHOLDER, OC_REF_PLACEHOLDER, get_protocol
+from rolebench.scoring.tokenize import tokenize_zh
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 EN_CUS = "rolebench-eng/role-generalization/general/test.jsonl"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from rolebench.cli.main import main
-from rolebench.results.schema import read_results
+from rolebench.results.io import read_results
 from rolebench.storage.records import RecordStore
 
 
@@ -36,9 +36,9 @@ def test_evaluate_tiny_model_on_real_chinese_tasks(tiny_model_dir, rolebench_dat
     assert general["cus"] is not None and 0 <= general["cus"] <= 1 and general["cus_n"] == 4
     assert results.groups["rolebench_zh"].avg is not None
     config = results.config
-    assert config["model"]["spec"] == f"hf:{tiny_model_dir}"
-    assert config["generation"]["max_new_tokens"] == 12 and config["limit"] == 4
-    assert config["prompt"]["system_role"] == "system" and config["prompt"]["chat_template_sha256"]
+    assert config.model["spec"] == f"hf:{tiny_model_dir}"
+    assert config.generation["max_new_tokens"] == 12 and config.limit == 4
+    assert config.prompt["system_role"] == "system" and config.prompt["chat_template_sha256"]
     records = [
         json.loads(line) for line in (out / "samples/rolebench_zh_specific.jsonl").read_text().splitlines()
     ]

@@ -12,11 +12,12 @@ from hub_standin import HubStandIn
 
 from rolebench.cli.main import main
 from rolebench.errors import ConfigError, DataError
-from rolebench.evaluation.pipeline import EvalOptions, evaluate
+from rolebench.evaluation.options import EvalOptions
+from rolebench.evaluation.pipeline import evaluate
 from rolebench.leaderboard import publish as hub_publish
 from rolebench.leaderboard.boards import collect
 from rolebench.leaderboard.build import build
-from rolebench.results.schema import read_results, write_results
+from rolebench.results.io import read_results, write_results
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +31,7 @@ def runs(tmp_path_factory) -> Path:
     )
     shutil.copytree(root / "demo-rolegpt", root / "other")
     other = read_results(root / "other")
-    other.config["model"] = {**other.config["model"], "name": "other model", "spec": "test:other"}
+    other.config.model = {**other.config.model, "name": "other model", "spec": "test:other"}
     write_results(root / "other", other)
     return root
 

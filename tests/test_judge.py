@@ -17,15 +17,9 @@ from rolebench.cli.main import main
 from rolebench.judge import parse as judge_parse
 from rolebench.judge.config import load_judge_config
 from rolebench.judge.run import JudgeSettings, judge_run
-from rolebench.results.schema import (
-    GroupResult,
-    RunResults,
-    TaskResult,
-    now_iso,
-    read_results,
-    write_results,
-    write_samples,
-)
+from rolebench.results.io import read_results, write_results, write_samples
+from rolebench.results.provenance import now_iso
+from rolebench.results.schema import GroupResult, RunResults, SampleRecord, TaskResult
 
 GOOD = "Arr, GOOD answer"  # the marker our fake judge prefers
 FIELDS = ("win_rate", "win_rate_ci", "wins", "ties", "losses", "judged", "position_consistency",
@@ -44,7 +38,8 @@ def sample(i: int, output: str | None, baseline: str | None, language: str = "en
     zh = language == "zh"
     role, question = ("孙悟空", f"第{i}个问题？") if zh else ("Captain Mira Vance", f"Question {i}?")
     return {"id": f"demo/{i}", "index": i, "role": role, "question": question, "description": "A captain.",
-            "language": language, "output": output, "baseline": baseline, "scores": {}}
+            "language": language, "output": output, "baseline": baseline, "scores": {}, "messages": [],
+            "references": ["a reference"]}
 
 
 def make_run(tmp_path: Path, tasks: dict[str, list[dict[str, Any]]]) -> Path:
@@ -56,7 +51,7 @@ def make_run(tmp_path: Path, tasks: dict[str, list[dict[str, Any]]]) -> Path:
     write_results(run, RunResults(created=now_iso(), results=results, groups={"all": group},
                                   config={"bootstrap": {"resamples": 200, "confidence": 0.95, "seed": 0}}))
     for task, records in tasks.items():
-        write_samples(run, task, records)
+        write_samples(run, task, [SampleRecord.model_validate(r) for r in records])
     return run
 
 
@@ -138,7 +133,7 @@ def test_results_json_tasks_groups_and_config(tmp_path, fake_openai):
     low, high = group["win_rate_ci"]
     assert low <= group["win_rate"] <= high
     assert report["groups"]["all"]["win_rate_ci"] == group["win_rate_ci"]  # seeded bootstrap
-    judge = results.config["judge"]
+    judge = results.config.judge
     assert judge["spec"] == "openai:fake-model" and judge["info"]["name"] == "fake-model"
     assert judge["template_hash"] == load_judge_config().template_hash()
     assert "both orders" in judge["protocol"] and judge["generation"]["temperature"] == 0.0
@@ -248,7 +243,7 @@ def test_judge_limit_is_a_seeded_nested_sample(tmp_path, fake_openai):
     assert len(three) == 3 and task_fields(run)["n_not_sampled"] == 5 and task_fields(run)["judged"] == 3
     assert chosen(3) == three and three < chosen(5)
     assert server.count() == 10  # the 5 of the second sample include the 3 already judged
-    assert read_results(run).config["judge"]["limit"] == 5
+    assert read_results(run).config.judge["limit"] == 5
 
 
 def test_price_table_gives_cost(tmp_path, fake_openai):
@@ -259,7 +254,7 @@ def test_price_table_gives_cost(tmp_path, fake_openai):
     report = run_judge(run, server, price_table=table)
     expected = 2 * (1000 * 2.0 + 100 * 10.0) / 1e6
     assert report["judge"]["cost_usd"] == pytest.approx(expected)
-    assert read_results(run).config["judge"]["usage"] == {"requests": 2, "prompt_tokens": 2000,
+    assert read_results(run).config.judge["usage"] == {"requests": 2, "prompt_tokens": 2000,
                                                           "completion_tokens": 200}
     again = run_judge(run, server, price_table=table)
     assert again["judge"]["cost_usd"] == pytest.approx(expected)  # what the numbers cost, cached or not
@@ -277,7 +272,7 @@ def test_evaluate_judges_then_the_judge_command_rejudges_for_free(tmp_path, fake
         assert task.judged == 4 and task.ties == 4 and task.win_rate == 0.5
     assert results.groups["rolebench_demo"].judged == 8
     # the baseline "model" answers exactly the baseline: both orders are one prompt, asked once
-    assert server.count() == 8 and results.config["judge"]["this_run"]["requests"] == 8
+    assert server.count() == 8 and results.config.judge["this_run"]["requests"] == 8
     capsys.readouterr()
     assert main(["judge", str(run), "--judge", "openai:fake-model", "--base-url", server.base_url,
                  "--no-progress", "--judge-limit", "4"]) == 0

@@ -15,12 +15,15 @@ import pytest
 
 from rolebench.cli.main import main
 from rolebench.errors import DataError
-from rolebench.evaluation.pipeline import EvalOptions, evaluate, rescore
+from rolebench.evaluation.options import EvalOptions
+from rolebench.evaluation.pipeline import evaluate
+from rolebench.evaluation.rescore import rescore
 from rolebench.judge.outcomes import judge_fields
 from rolebench.leaderboard.boards import REPORTED, collect, reference_rows
 from rolebench.leaderboard.build import build
 from rolebench.leaderboard.tables import to_csv, to_latex, to_markdown
-from rolebench.results.schema import GroupResult, TaskResult, read_results, write_results
+from rolebench.results.io import read_results, write_results
+from rolebench.results.schema import GroupResult, TaskResult
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = REPO_ROOT / "test-artifacts"
@@ -32,13 +35,18 @@ def variant(source: Path, target: Path, *, name: str, scale: float, spec: str | 
     """A copy of a real run as another model: same shape, every metric multiplied by `scale`."""
     shutil.copytree(source, target)
     results = read_results(target)
-    results.config["model"] = {**results.config["model"], "name": name, "spec": spec or f"test:{name}"}
+    results.config.model = {**results.config.model, "name": name, "spec": spec or f"test:{name}"}
     for entry in [*results.results.values(), *results.groups.values()]:
         for metric in ("cus", "raw", "spe", "avg"):
             if getattr(entry, metric, None) is not None:
                 setattr(entry, metric, getattr(entry, metric) * scale)
-        for values in getattr(entry, "per_role", {}).values():
-            values.update({k: v * scale for k, v in values.items() if k != "n" and v is not None})
+            for protocol in ("rolellm", "rolebench"):
+                block = entry.value(protocol) or {}
+                if block.get(metric) is not None:
+                    block[metric] *= scale
+        for block in [entry.model_dump(), *(entry.value(p) or {} for p in ("rolellm", "rolebench"))]:
+            for values in (block.get("per_role") or {}).values():
+                values.update({k: v * scale for k, v in values.items() if k != "n" and v is not None})
     write_results(target, results)
     return target
 
@@ -50,12 +58,12 @@ def add_judge(run_dir: Path, outcomes: list[str]) -> None:
         {"status": "judged", "outcome": o, "consistent": True, "len_model": 10, "len_baseline": 12}
         for o in outcomes
     ]
-    fields = judge_fields(lines, results.config["bootstrap"])
+    fields = judge_fields(lines, results.config.bootstrap)
     for task, entry in results.results.items():
         results.results[task] = TaskResult(**{**entry.model_dump(), **fields})
     for group, entry in results.groups.items():
         results.groups[group] = GroupResult(**{**entry.model_dump(), **fields})
-    results.config["judge"] = {
+    results.config.judge = {
         "spec": "openai:gpt-4o-mini",
         "template_hash": "0123456789abcdef",
         "protocol": "pairwise vs the RoleGPT baseline",
@@ -93,9 +101,16 @@ def runs(tmp_path_factory, rolebench_data) -> Path:
     variant(demo, root / "demo-mid", name="mid model", scale=0.8)
     variant(demo, root / "nested" / "xss", name=XSS, scale=0.3, spec="test:a_b & 100%")
     results = read_results(root / "nested" / "xss")
-    results.results["rolebench_demo_general"].per_role[EVIL_ROLE] = {"n": 1, "cus": 0.25, "raw": None}
+    results.results["rolebench_demo_general"].value("rolellm")["per_role"][EVIL_ROLE] = {
+        "n": 1, "cus": 0.25, "raw": None}
     write_results(root / "nested" / "xss", results)
-    rescore(variant(demo, root / "demo-opencompass", name="oc model", scale=1.0), "opencompass")
+    rescore(shutil.copytree(demo, root / "rescored"), "opencompass")
+    variant(root / "rescored", root / "demo-opencompass", name="oc model", scale=0.7)
+    shutil.rmtree(root / "rescored")
+    legacy = variant(demo, root / "demo-legacy", name="legacy model", scale=1.0)
+    old = read_results(legacy)  # a results.json from before runs carried every protocol
+    old.config.scoring = {"protocol": "opencompass", "references": "first", "tokenizers": {"en": "x", "zh": "y"}}
+    write_results(legacy, old)
     add_judge(
         variant(demo, root / "demo-judged", name="judged model", scale=0.9), ["win", "win", "tie", "loss"]
     )
@@ -117,20 +132,22 @@ def test_rows_come_from_the_runs_group_results(runs, boards):
     assert [r.model for r in board.rows][:3] == [
         "RoleGPT (released baseline answers)",
         "mid model",
-        "weak model",
+        "oc model",
     ]
     assert [r.rank for r in board.rows][:3] == [1, 2, 3]
     top = board.rows[0]
     group = read_results(runs / "demo-rolegpt").groups["rolebench_demo"].model_dump()
     assert (top.cus, top.raw, top.spe, top.avg, top.n) == (
-        group["cus"],
-        group["raw"],
-        group["spe"],
-        group["avg"],
+        group["rolellm"]["cus"],
+        group["rolellm"]["raw"],
+        group["rolellm"]["spe"],
+        group["rolellm"]["avg"],
         27,
     )
+    assert (top.f_cus, top.f_spe, top.f_avg) == tuple(group["rolebench"][m] for m in ("cus", "spe", "avg"))
+    assert top.answer_words and top.cut_at_limit == 0.0
     assert top.n_full == 27 and top.n_not_covered == 1 and "not covered: 1 of 27" in top.flags()
-    assert top.protocol == "rolebench" and top.dataset.startswith("builtin-demo") and top.judge == ""
+    assert top.protocol == "rolellm" and top.dataset.startswith("builtin-demo") and top.judge == ""
     assert set(top.per_role) == set(
         read_results(runs / "demo-rolegpt").results["rolebench_demo_general"].per_role
     )
@@ -138,10 +155,12 @@ def test_rows_come_from_the_runs_group_results(runs, boards):
 
 
 def test_protocols_and_judges_get_separate_boards(boards):
-    plain, opencompass, judged = (board_of(boards, m) for m in ("weak model", "oc model", "judged model"))
-    assert len({plain.id, opencompass.id, judged.id}) == 3
-    assert opencompass.protocol == "opencompass" and [r.model for r in opencompass.rows] == ["oc model"]
-    assert opencompass.rows[0].rank == 1 and judged.rows[0].rank == 1  # ranked only among their own board
+    plain, rescored, legacy, judged = (
+        board_of(boards, m) for m in ("weak model", "oc model", "legacy model", "judged model"))
+    assert rescored.id == plain.id  # a protocol added by `rolebench score` leaves the paper's numbers shown
+    assert len({plain.id, legacy.id, judged.id}) == 3
+    assert legacy.protocol == "opencompass" and [r.model for r in legacy.rows] == ["legacy model"]
+    assert legacy.rows[0].rank == 1 and judged.rows[0].rank == 1  # ranked only among their own board
     row = judged.rows[0]
     assert row.judge == "openai:gpt-4o-mini" and row.win_rate == pytest.approx(0.625)
     assert (row.wins, row.ties, row.losses) == (2, 1, 1) and len(row.win_rate_ci) == 2
@@ -197,7 +216,7 @@ def test_hostile_names_print_as_text_everywhere(boards):
 def test_csv_has_every_row_and_defuses_formulas(runs, tmp_path):
     shutil.copytree(runs / "demo-rolegpt", tmp_path / "run")
     results = read_results(tmp_path / "run")
-    results.config["model"]["name"] = '=HYPERLINK("http://x")'
+    results.config.model["name"] = '=HYPERLINK("http://x")'
     write_results(tmp_path / "run", results)
     boards = collect([tmp_path])
     rows = list(csv.DictReader(io.StringIO(to_csv(boards))))

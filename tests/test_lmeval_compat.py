@@ -15,8 +15,10 @@ from pathlib import Path
 import pytest
 
 from model_adapters import GenerationConfig, load_model
-from rolebench.evaluation.pipeline import EvalOptions, evaluate
-from rolebench.scoring.metrics import score_sample
+from rolebench.data.splits import get_split
+from rolebench.evaluation.options import EvalOptions
+from rolebench.evaluation.pipeline import evaluate
+from rolebench.scoring.metrics import Scorable, score_sample
 from rolebench.scoring.protocols import get_protocol
 
 TASKS = ("rolebench_zh_general", "rolebench_zh_specific")
@@ -76,13 +78,9 @@ def rolebench_run(tiny_model_dir, rolebench_data, tmp_path_factory) -> Path:
 
 def rescored(sample: dict) -> dict[str, float | None]:
     doc = sample["doc"]
-    return score_sample(
-        get_protocol("rolebench"),
-        split=doc["split"],
-        output=sample["filtered_resps"][0],
-        references=doc["references"],
-        raw_answer=doc["raw_answer"],
-    )
+    split = get_split(doc["split"])
+    return score_sample(get_protocol("rolellm"), split.kind, split.language,
+                        Scorable(sample["filtered_resps"][0], doc["references"], doc["raw_answer"]))
 
 
 def check_lm_eval_scores_are_rolebench_scores(results: dict) -> None:

@@ -26,7 +26,8 @@ from fake_openai import FakeOpenAI, Reply, fake_openai  # noqa: F401 - `fake_ope
 from model_adapters import GenerationConfig, Request, load_model
 from model_adapters.openai_api import OpenAIAdapter, RetryPolicy, parse_retry_after
 from rolebench.errors import ConfigError, ModelError
-from rolebench.evaluation.pipeline import EvalOptions, evaluate
+from rolebench.evaluation.options import EvalOptions
+from rolebench.evaluation.pipeline import evaluate
 from rolebench.prompts.roleplay import role_messages
 
 SECRET = "sk-test-SECRET123"

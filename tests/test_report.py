@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from rolebench.cli.main import main
-from rolebench.evaluation.pipeline import EvalOptions, evaluate
+from rolebench.evaluation.options import EvalOptions
+from rolebench.evaluation.pipeline import evaluate
 from rolebench.report.page import report_context, write_report
-from rolebench.results.schema import read_results, read_samples, write_results, write_samples
+from rolebench.results.io import read_results, read_samples, write_results, write_samples
 
 XSS = "<script>alert(1)</script>"
 EVIL_OUTPUT = "<img src=x onerror=alert(2)>"
@@ -43,14 +44,14 @@ def test_report_has_charts_worst_samples_and_config(demo_run, tmp_path):
     context = report_context(demo_run, worst=3)
     general = next(t for t in context["tasks"] if t["name"] == "rolebench_demo_general")
     scored = sorted(
-        (r["scores"]["cus"], r["index"], r["id"])
+        (r.scores["cus"], r.index, r.id)
         for r in read_samples(demo_run, "rolebench_demo_general")
-        if r["scores"]["cus"] is not None
+        if r.scores["cus"] is not None
     )
     assert [row["id"] for row in general["worst"]["rows"]] == [i for _, _, i in scored[:3]]
     assert general["worst"]["unscored"] == 1 and general["primary"] == "CUS"
     assert "1 samples have no CUS score" in page
-    assert "&#34;bootstrap&#34;: {" in page and "&#34;protocol&#34;: &#34;rolebench&#34;" in page
+    assert "&#34;bootstrap&#34;: {" in page and "&#34;protocol&#34;: &#34;rolellm&#34;" in page
 
 
 def test_report_is_self_contained(demo_run, tmp_path):
@@ -63,10 +64,10 @@ def test_report_escapes_names_and_answers(demo_run, tmp_path):
     run_dir = tmp_path / "run"
     shutil.copytree(demo_run, run_dir)
     results = read_results(run_dir)
-    results.config["model"]["name"] = XSS
+    results.config.model["name"] = XSS
     write_results(run_dir, results)
     records = read_samples(run_dir, "rolebench_demo_specific")
-    records[0]["output"], records[0]["scores"]["spe"] = EVIL_OUTPUT, 0.0
+    records[0] = records[0].model_copy(update={"output": EVIL_OUTPUT, "scores": {"spe": 0.0}})
     write_samples(run_dir, "rolebench_demo_specific", records)
     page = write_report(run_dir).read_text(encoding="utf-8")
     assert XSS not in page and EVIL_OUTPUT not in page
@@ -109,4 +110,4 @@ def test_report_command(demo_run, tmp_path, capsys):
 
 def test_report_config_is_the_run_config(demo_run):
     shown = json.loads(report_context(demo_run)["config"])
-    assert shown == read_results(demo_run).config
+    assert shown == read_results(demo_run).config.model_dump(mode="json")

@@ -16,8 +16,9 @@ from model_adapters.options import AdapterOptions
 from model_adapters.registry import BACKENDS, Backend
 from rolebench.cli.main import main
 from rolebench.data.resolve import resolve_source
-from rolebench.evaluation.pipeline import EvalOptions, evaluate
-from rolebench.results.schema import read_results
+from rolebench.evaluation.options import EvalOptions
+from rolebench.evaluation.pipeline import evaluate
+from rolebench.results.io import read_results
 from rolebench.storage.records import RecordStore
 
 
@@ -55,12 +56,12 @@ def test_config_says_how_results_were_made(tmp_path):
         str(tmp_path),
     )
     config = read_results(tmp_path).config
-    assert config["model"]["spec"] == "baseline:rolegpt"
-    assert config["tasks"]["rolebench_demo_specific"]["version"] == 1.0
-    assert config["scoring"]["protocol"] == "rolebench"
-    assert len(config["prompt"]["template_hash"]) == 16
-    assert config["data"]["files"] and config["packages"]["rolebench"]
-    assert config["generation"]["max_new_tokens"] == 512 and config["generation"]["temperature"] == 0.0
+    assert config.model["spec"] == "baseline:rolegpt"
+    assert config.tasks["rolebench_demo_specific"]["version"] == 1.0
+    assert config.scoring["protocol"] == "rolellm" and set(config.scoring["protocols"]) == {"rolellm", "rolebench"}
+    assert len(config.prompt["template_hash"]) == 16
+    assert config.data["files"] and config.packages["rolebench"]
+    assert config.generation["max_new_tokens"] == 512 and config.generation["temperature"] == 0.0
 
 
 def test_rolegpt_row_from_data_alone(rolebench_data, tmp_path):
@@ -166,21 +167,31 @@ def test_transport_options_do_not_invalidate_stored_generations(tmp_path, monkey
     assert InterruptingAdapter.asked == [9, 9]
 
 
-def test_score_rescores_saved_generations_under_another_protocol(tmp_path):
+def test_score_adds_a_protocol_and_keeps_everything_else(tmp_path):
     run_cli("evaluate", "--model", "baseline:rolegpt", "--tasks", "rolebench_demo", "--output", str(tmp_path))
     before = read_results(tmp_path)
     assert run_cli("score", str(tmp_path), "--protocol", "opencompass") == 0
     after = read_results(tmp_path)
-    assert after.config["scoring"]["protocol"] == "opencompass"
-    assert after.config["model"] == before.config["model"]
+    assert after.config.scoring["protocol"] == "rolellm"  # the headline stays the run's own
+    assert list(after.config.scoring["protocols"]) == ["rolellm", "rolebench", "opencompass"]
+    assert after.config.model == before.config.model and after.config.timings == before.config.timings
+    general_before, general = before.results["rolebench_demo_general"], after.results["rolebench_demo_general"]
+    assert general.value("cus") == general_before.value("cus")  # headline values kept
+    assert general.value("rolebench") == general_before.value("rolebench")
     sample = json.loads((tmp_path / "samples/rolebench_demo_general.jsonl").read_text().splitlines()[0])
-    assert set(sample["scores"]) == {"cus", "raw"}
-    # opencompass keeps only the first of the references, so it can never beat the best-of-references default
-    assert after.results["rolebench_demo_general"].cus <= before.results["rolebench_demo_general"].cus
+    assert set(sample["scores"]) == {"cus", "raw"} and set(sample["protocol_scores"]) == set(
+        after.config.scoring["protocols"])
+    # opencompass keeps only the first of the references, so it can never beat the best-of-references F
+    assert general.value("opencompass")["cus"] <= general.value("rolebench")["cus"]
+    evaluate(EvalOptions(model="baseline:rolegpt", tasks=("rolebench_demo",), output=tmp_path, progress=False))
+    again = read_results(tmp_path)  # evaluating again keeps the added protocol and records fresh timings
+    assert "opencompass" in again.config.scoring["protocols"] and again.results["rolebench_demo_general"].value(
+        "opencompass") == general.value("opencompass")
 
 
-def test_opencompass_protocol_adds_its_pooled_split_number_and_rescoring_removes_it(rolebench_data, tmp_path):
-    from rolebench.scoring.protocols import get_protocol, opencompass_order
+def test_opencompass_protocol_adds_its_pooled_split_number_and_rescoring_keeps_it(rolebench_data, tmp_path):
+    from rolebench.scoring.opencompass import opencompass_order
+    from rolebench.scoring.protocols import get_protocol
 
     evaluate(
         EvalOptions(
@@ -206,7 +217,9 @@ def test_opencompass_protocol_adds_its_pooled_split_number_and_rescoring_removes
         [pooled[i] for i in opencompass_order(len(pooled))], "zh"
     )
     assert run_cli("score", str(tmp_path), "--protocol", "rolebench") == 0
-    assert "opencompass_total" not in read_results(tmp_path).groups["rolebench_zh"].model_dump()
+    kept = read_results(tmp_path).groups["rolebench_zh"]
+    assert kept.value("opencompass_total") == group["opencompass_total"]
+    assert kept.value("opencompass")["opencompass_total"] == group["opencompass_total"]
 
 
 def test_refuses_to_mix_models_in_one_folder(tmp_path, capsys):

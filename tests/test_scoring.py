@@ -11,18 +11,11 @@ from pathlib import Path
 import pytest
 
 from rolebench.errors import ConfigError, DataError
-from rolebench.scoring import protocols as scoring
-from rolebench.scoring.protocols import (
-    PROTOCOLS,
-    general_postprocess,
-    get_protocol,
-    lcs_length,
-    opencompass_order,
-    rouge_l_f,
-    tokenize_en,
-    tokenize_rouge_score,
-    tokenize_zh,
-)
+from rolebench.scoring import lcs as scoring_lcs
+from rolebench.scoring.lcs import lcs_length, rouge_l_f
+from rolebench.scoring.opencompass import general_postprocess, opencompass_order
+from rolebench.scoring.protocols import PROTOCOLS, get_protocol
+from rolebench.scoring.tokenize import tokenize_cjk_char, tokenize_rouge_score
 
 EN_CUS = "rolebench-eng/role-generalization/general/test.jsonl"
 ZH_CUS = "rolebench-zh/general/test.jsonl"
@@ -61,7 +54,7 @@ def test_en_tokenizer_is_rouge_scores_plus_cjk_characters(rolebench_data):
     for text in texts:
         theirs = rs_tokenize(text, None)
         assert tokenize_rouge_score(text) == theirs
-        ours = tokenize_en(text)
+        ours = tokenize_cjk_char(text)
         if CJK.search(text):
             with_cjk += 1
             assert [t for t in ours if not CJK.match(t)] == theirs and len(ours) > len(theirs)
@@ -72,10 +65,10 @@ def test_en_tokenizer_is_rouge_scores_plus_cjk_characters(rolebench_data):
 
 def test_cjk_char_tokenizer_keeps_every_cjk_character_and_drops_punctuation():
     expected = ["俺", "老", "孙", "2022", "年", "5", "月", "1", "日", "ok"]
-    assert tokenize_zh("俺老孙，2022年5月1日！OK?") == expected
-    assert tokenize_en("I am 孙悟空 (Sun Wukong).") == ["i", "am", "孙", "悟", "空", "sun", "wukong"]
-    assert tokenize_zh("ひらがな カタカナ 한국어 𠀀") == list("ひらがなカタカナ한국어𠀀")
-    assert tokenize_zh("，。！？「」…—") == []
+    assert tokenize_cjk_char("俺老孙，2022年5月1日！OK?") == expected
+    assert tokenize_cjk_char("I am 孙悟空 (Sun Wukong).") == ["i", "am", "孙", "悟", "空", "sun", "wukong"]
+    assert tokenize_cjk_char("ひらがな カタカナ 한국어 𠀀") == list("ひらがなカタカナ한국어𠀀")
+    assert tokenize_cjk_char("，。！？「」…—") == []
 
 
 # ---- rolebench protocol: equal to rouge_score --------------------------------------------------
@@ -87,7 +80,7 @@ def test_rouge_l_equals_rouge_score_bit_for_bit_on_500_english_pairs(rolebench_d
     protocol = get_protocol("rolebench")
     for prediction, reference in pairs[:500]:
         expected = rouge_l.score(reference, prediction)["rougeL"].fmeasure
-        assert rouge_l_f(tokenize_en(prediction), tokenize_en(reference)) == expected
+        assert rouge_l_f(tokenize_cjk_char(prediction), tokenize_cjk_char(reference)) == expected
         assert protocol.score(prediction, [reference], "en") == expected
 
 
@@ -102,7 +95,7 @@ def test_rolebench_protocol_is_the_best_reference_like_score_multi(rolebench_dat
 
 def test_chinese_char_scores_equal_rouge_score_given_the_same_tokens(rolebench_data):
     rouge_scorer = pytest.importorskip("rouge_score.rouge_scorer")
-    scorer = rouge_scorer.RougeScorer(["rougeL"], tokenizer=_Tokenizer(tokenize_zh))
+    scorer = rouge_scorer.RougeScorer(["rougeL"], tokenizer=_Tokenizer(tokenize_cjk_char))
     samples = _multi(rolebench_data, ZH_CUS, 300)
     got = get_protocol("rolebench").score_batch([p for p, _ in samples], [r for _, r in samples], "zh")
     assert got == [scorer.score_multi(refs, pred)["rougeL"].fmeasure for pred, refs in samples]
@@ -142,7 +135,7 @@ def test_rouge_l_f_values_and_edge_cases(monkeypatch):
     long_pred = [f"t{i}" for i in range(70_000)]  # more tokens than the precomputed code points
     long_ref = long_pred[60_000:61_000] + ["zz"] + long_pred[10:20]
     assert lcs_length(long_pred, long_ref) == 1000
-    monkeypatch.setattr(scoring, "_MAX_CODE_POINT", 100)  # take the integer-sequence path
+    monkeypatch.setattr(scoring_lcs, "_MAX_CODE_POINT", 100)  # take the integer-sequence path
     assert lcs_length(long_pred, long_ref) == 1000
     assert lcs_length("a b c d".split(), "a c d e".split()) == 3
 

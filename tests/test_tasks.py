@@ -20,7 +20,7 @@ SPLIT_TASKS = {
 def test_every_split_has_a_versioned_task():
     tasks, groups = catalogue()
     for name, split in SPLIT_TASKS.items():
-        assert tasks[name].split == split
+        assert tasks[name].split.id == split
         assert tasks[name].version == 1.0
         assert tasks[name].max_new_tokens == 512
     assert set(groups) >= {
@@ -69,4 +69,4 @@ def test_extra_task_folder_with_include(tmp_path):
         encoding="utf-8",
     )
     tasks, _ = resolve(["my_demo"], (tmp_path,))
-    assert tasks[0].split == "demo_general" and tasks[0].max_new_tokens == 64 and tasks[0].version == 3
+    assert tasks[0].split.id == "demo_general" and tasks[0].max_new_tokens == 64 and tasks[0].version == 3

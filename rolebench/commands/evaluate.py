@@ -31,7 +31,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     add_data_arguments(p)
     p.add_argument("--limit", type=int, help="evaluate only the first N samples of each task")
     p.add_argument(
-        "--protocol", default="rolebench", help="ROUGE-L scoring protocol: rolebench (default) or opencompass"
+        "--protocol",
+        default="rolellm",
+        help="headline ROUGE-L protocol: rolellm (the paper's recall, default), rolebench (F-measure) or "
+        "opencompass; rolellm and rolebench are always computed",
     )
     g = p.add_argument_group("generation")
     g.add_argument("--max-new-tokens", type=int, help="default: the task's max_gen_toks (512)")
@@ -98,8 +101,9 @@ def default_output(model: str) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     from model_adapters import GenerationConfig
-    from rolebench.evaluation.pipeline import EvalOptions, evaluate
-    from rolebench.report.summary import summary_table
+    from rolebench.evaluation.options import EvalOptions
+    from rolebench.evaluation.pipeline import evaluate
+    from rolebench.report.summary import summary_text
     from rolebench.scoring.aggregate import BootstrapSettings
 
     if args.limit is not None and args.limit < 1:
@@ -130,14 +134,14 @@ def run(args: argparse.Namespace) -> int:
     results = evaluate(options)
     if args.judge:
         results = run_judge(args, options.output)
-    print(summary_table(results))
+    print(summary_text(results))
     print(f"\nresults: {options.output / 'results.json'}")
     return 0
 
 
 def run_judge(args: argparse.Namespace, run_dir: Path) -> RunResults:
     from rolebench.judge.run import JudgeSettings, judge_run
-    from rolebench.results.schema import read_results
+    from rolebench.results.io import read_results
 
     settings = JudgeSettings(
         limit=args.judge_limit,

@@ -32,15 +32,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from rolebench.judge.run import JudgeSettings, judge_run
-    from rolebench.report.summary import summary_table
-    from rolebench.results.schema import read_results
+    from rolebench.report.summary import summary_text
+    from rolebench.results.io import read_results
 
     settings = JudgeSettings(
         limit=args.judge_limit, concurrency=args.concurrency, base_url=args.base_url,
         progress=not args.no_progress, price_table=args.price_table, reparse=args.reparse,
         judge_config=args.judge_config, seed=args.seed)
     report = judge_run(args.run_dir, args.judge, settings=settings)
-    print(summary_table(read_results(args.run_dir)))
+    print(summary_text(read_results(args.run_dir)))
     block = report["judge"]
     cost = block.get("cost_usd")
     print(f"\njudge {block['spec']}: {block['this_run']['requests']} new requests, "

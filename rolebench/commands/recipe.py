@@ -271,7 +271,7 @@ def parse_overrides(items: list[str]) -> dict[str, object]:
 def run_rocit(args: argparse.Namespace) -> int:
     from rolebench.recipes.rocit import run_rocit
     from rolebench.recipes.rocit_config import load_config
-    from rolebench.report.summary import summary_table
+    from rolebench.report.summary import summary_text
 
     config = load_config(args.config, parse_overrides(args.set))
     report = run_rocit(config, progress=not args.no_progress, evaluate=not args.no_eval)
@@ -282,7 +282,7 @@ def run_rocit(args: argparse.Namespace) -> int:
         f"adapter: {report.adapter}"
     )
     for label, results in report.evaluations.items():
-        print(f"\n[{label}]\n{summary_table(results)}")
+        print(f"\n[{label}]\n{summary_text(results)}")
     return 0
 
 

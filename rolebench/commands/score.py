@@ -1,4 +1,4 @@
-"""`rolebench score`: re-score a run's saved generations under a ROUGE-L protocol, without a model."""
+"""`rolebench score`: add a ROUGE-L protocol's numbers to a saved run, without a model."""
 
 from __future__ import annotations
 
@@ -9,18 +9,19 @@ from pathlib import Path
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "score",
-        help="re-score saved generations (no model needed)",
-        description="Re-score DIR/samples/*.jsonl and rewrite DIR/results.json in place.",
+        help="score saved generations under another protocol (no model needed)",
+        description="Score DIR/samples/*.jsonl under a ROUGE-L protocol and add its numbers to "
+        "DIR/results.json. The run's headline numbers, its other protocols, timings and judge fields are kept.",
     )
     p.add_argument("run_dir", type=Path, help="a run folder written by `rolebench evaluate`")
-    p.add_argument("--protocol", default="rolebench", help="rolebench (default) or opencompass")
+    p.add_argument("--protocol", default="rolellm", help="rolellm (default), rolebench or opencompass")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from rolebench.evaluation.pipeline import rescore
-    from rolebench.report.summary import summary_table
+    from rolebench.evaluation.rescore import rescore
+    from rolebench.report.summary import summary_text
 
     results = rescore(args.run_dir, args.protocol)
-    print(summary_table(results))
+    print(summary_text(results))
     return 0

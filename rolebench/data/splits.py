@@ -26,10 +26,6 @@ class SplitDef:
     raw_answers: str | None = None  # instructions file giving RAW references (general splits)
     builtin: bool = False  # shipped inside the package (the demo), independent of --data-dir
 
-    @property
-    def metrics(self) -> tuple[str, ...]:
-        return ("cus", "raw") if self.kind == "general" else ("spe",)
-
     def file(self, name: str) -> str:
         return f"{self.folder}/{name}"
 

@@ -1,1 +1,1 @@
-"""TODO"""
+"""`rolebench evaluate` and `rolebench score`: plan, generate, score, aggregate, write."""

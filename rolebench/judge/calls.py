@@ -21,7 +21,7 @@ from rolebench.cached_model import CachedModel
 from rolebench.judge.config import JudgeConfig
 from rolebench.judge.parse import Parser, Verdict, VerdictParseError
 from rolebench.judge.store import judgment_key
-from rolebench.results.schema import now_iso
+from rolebench.results.provenance import now_iso
 from rolebench.storage.records import RecordStore
 
 

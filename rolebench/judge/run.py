@@ -18,21 +18,14 @@ from typing import Any
 
 from model_adapters import ModelSpec
 from rolebench.cached_model import CachedModel
-from rolebench.errors import ConfigError, DataError
+from rolebench.errors import ConfigError
 from rolebench.judge.calls import JudgeCaller, Slot
 from rolebench.judge.config import DEFAULT_JUDGE, JudgeConfig, load_judge_config, load_price_table, run_cost
 from rolebench.judge.outcomes import ORDERS, Pair, judge_fields, pair_line
 from rolebench.judge.store import open_judgment_store
-from rolebench.results.schema import (
-    GroupResult,
-    RunResults,
-    TaskResult,
-    command_line,
-    now_iso,
-    read_results,
-    read_samples,
-    write_results,
-)
+from rolebench.results.io import read_results, read_samples, write_results
+from rolebench.results.provenance import command_line, now_iso
+from rolebench.results.schema import GroupResult, RunResults, SampleRecord, TaskResult
 from rolebench.storage.files import write_jsonl_atomic
 from rolebench.storage.records import content_key
 
@@ -61,26 +54,21 @@ class JudgeSettings:
         return options
 
 
-def _pair(task: str, position: int, record: Mapping[str, Any], where: str) -> Pair:
-    missing = [k for k in ("role", "question", "description", "language")
-               if not isinstance(record.get(k), str)]
-    if missing:
-        raise DataError(f"a samples line lacks {', '.join(missing)}", where=where,
-                        fix="re-run `rolebench evaluate` with this version to rewrite the samples")
-    baseline, output = record.get("baseline"), record.get("output")
+def _pair(record: SampleRecord) -> Pair:
+    baseline, output = record.baseline, record.output
     status = "no_baseline" if not (baseline or "").strip() else "no_output" if output is None else "candidate"
-    return Pair(id=str(record.get("id", f"{task}/{position}")), index=int(record.get("index", position)),
-                role=record["role"], question=record["question"], description=record["description"],
-                language=record["language"], output=output, baseline=baseline, status=status)
+    return Pair(id=record.id, index=record.index, role=record.role, question=record.question,
+                description=record.description, language=record.language, output=output, baseline=baseline,
+                status=status)
 
 
-def select_pairs(task: str, records: Sequence[Mapping[str, Any]], settings: JudgeSettings) -> list[Pair]:
+def select_pairs(task: str, records: Sequence[SampleRecord], settings: JudgeSettings) -> list[Pair]:
     """Every sample as a Pair; with a limit, a seeded sample of N candidates (the rest `not_sampled`).
 
     The sample is the N candidates with the smallest hash of (seed, task, id): deterministic, and a
     larger N keeps every pair a smaller N chose.
     """
-    pairs = [_pair(task, i, r, f"samples/{task}.jsonl:{i + 1}") for i, r in enumerate(records)]
+    pairs = [_pair(r) for r in records]
     if settings.limit is None:
         return pairs
     candidates = [p for p in pairs if p.status == "candidate"]
@@ -120,7 +108,7 @@ def _leaf_tasks(name: str, results: RunResults, seen: tuple[str, ...] = ()) -> l
 def update_results(results: RunResults, lines: Mapping[str, list[dict[str, Any]]],
                    block: dict[str, Any]) -> dict[str, Any]:
     """Put the judge fields on every task and group and `block` in config.judge; return the fields."""
-    bootstrap = results.config.get("bootstrap") or {}
+    bootstrap = results.config.bootstrap
     tasks = {task: judge_fields(task_lines, bootstrap) for task, task_lines in lines.items()}
     for task, fields in tasks.items():
         results.results[task] = TaskResult(**{**results.results[task].model_dump(), **fields})
@@ -132,7 +120,7 @@ def update_results(results: RunResults, lines: Mapping[str, list[dict[str, Any]]
                                   judge_fields([line for leaf in leaves for line in lines[leaf]], bootstrap))
         groups[name] = by_members[leaves]
         results.groups[name] = GroupResult(**{**group.model_dump(), **groups[name]})
-    results.config["judge"] = block
+    results.config.judge = block
     return {"results": tasks, "groups": groups}
 
 

@@ -21,7 +21,6 @@ from typing import Any
 
 from rolebench.errors import DataError
 from rolebench.leaderboard.rows import (
-    METRICS,
     OURS,
     REPORTED,
     SPLIT_LABELS,
@@ -32,10 +31,10 @@ from rolebench.leaderboard.rows import (
     reference_rows,
 )
 from rolebench.leaderboard.runs import comparability, rows_from_run
-from rolebench.results.schema import RESULTS_FILE, RunResults, read_results
+from rolebench.results.io import RESULTS_FILE, read_results
+from rolebench.results.schema import RunResults
 
 __all__ = [
-    "METRICS",
     "OURS",
     "REPORTED",
     "SPLIT_LABELS",
@@ -99,7 +98,7 @@ def group_rows(
 ) -> list[tuple[tuple[str, ...], dict[str, str], list[Row]]]:
     """Rows grouped by comparability; complete rows claim boards first, rows missing a task join a match."""
     entries = [
-        (row, *comparability(run.config, row)) for run, name in runs for row in rows_from_run(run, name)
+        (row, *comparability(run.config.model_dump(), row)) for run, name in runs for row in rows_from_run(run, name)
     ]
     entries.sort(key=lambda entry: bool(entry[0].missing_tasks))
     grouped: list[tuple[tuple[str, ...], dict[str, str], list[Row]]] = []

@@ -18,9 +18,10 @@ from typing import Any
 import yaml
 
 from rolebench.errors import ConfigError, DataError
-from rolebench.leaderboard.boards import METRICS, OURS, SPLIT_LABELS, Board, Row
+from rolebench.leaderboard.boards import OURS, SPLIT_LABELS, Board, Row
 from rolebench.leaderboard.build import OUTPUT_FILES
-from rolebench.results.schema import RESULTS_FILE
+from rolebench.results.io import RESULTS_FILE
+from rolebench.scoring.metrics import AVG, METRIC_KEYS
 from rolebench.storage.files import write_text_atomic
 
 PUBLISH_PATTERNS = [*OUTPUT_FILES, f"**/{RESULTS_FILE}", RESULTS_FILE]
@@ -135,7 +136,7 @@ def _eval_results(row: Row) -> list[Any]:
             metric_config=f"protocol={row.protocol}",
             **common,
         )
-        for m in (*METRICS, "avg")
+        for m in (*METRIC_KEYS, AVG)
         if getattr(row, m) is not None
     ]
     if row.win_rate is not None:

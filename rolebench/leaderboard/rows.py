@@ -13,13 +13,14 @@ from typing import Any
 
 import yaml
 
+from rolebench.scoring.metrics import AVG, METRIC_KEYS
+
 SPLIT_LABELS = {
     "rolebench_eng_instruct": "English instruction generalization",
     "rolebench_eng_role": "English role generalization",
     "rolebench_zh": "Chinese instruction generalization",
     "rolebench_demo": "Packaged demo (not RoleBench)",
 }
-METRICS = ("cus", "raw", "spe")
 OURS = "ours"
 REPORTED = "reported (paper)"
 
@@ -36,6 +37,12 @@ class Row:
     raw: float | None = None
     spe: float | None = None
     avg: float | None = None
+    f_cus: float | None = None  # the F-measure (protocol `rolebench`) beside the headline recall
+    f_raw: float | None = None
+    f_spe: float | None = None
+    f_avg: float | None = None
+    answer_words: float | None = None  # mean answer length (words, or characters for Chinese)
+    cut_at_limit: float | None = None  # share of answers stopped by the token limit
     win_rate: float | None = None
     win_rate_ci: list[float] | None = None
     wins: int | None = None
@@ -151,7 +158,7 @@ def reference_rows() -> list[Row]:
                 spec="",
                 source=REPORTED,
                 split=group,
-                **{m: entry.get(m) for m in (*METRICS, "avg")},
+                **{m: entry.get(m) for m in (*METRIC_KEYS, AVG)},
                 win_rate=None if pct is None else round(pct / 100, 6),
                 judge=split["judge"] if pct is not None else "",
                 protocol=data["protocol"],

@@ -11,12 +11,10 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from rolebench.data.splits import DEMO_ROOT, SPLITS
 from rolebench.leaderboard.rows import (
-    METRICS,
     OURS,
     SPLIT_LABELS,
     Row,
@@ -25,8 +23,9 @@ from rolebench.leaderboard.rows import (
     split_members,
 )
 from rolebench.results.schema import RunResults
-from rolebench.scoring.aggregate import group_results
-from rolebench.tasks.catalogue import GroupSpec
+from rolebench.scoring.aggregate import GroupDef, group_results
+from rolebench.scoring.metrics import AVG, METRIC_KEYS
+from rolebench.scoring.protocols import F_MEASURE_PROTOCOL, PAPER_PROTOCOL
 
 
 def rows_from_run(run: RunResults, name: str) -> list[Row]:
@@ -39,28 +38,52 @@ def rows_from_run(run: RunResults, name: str) -> list[Row]:
     return [_group_row(run, group, tasks, name) for group, tasks in sorted(by_group.items())]
 
 
+def board_protocol(run: RunResults) -> str:
+    """The protocol a run's rows show: the paper's (`rolellm`) when the run holds it, else its headline
+    (results written before every run carried the paper's metric)."""
+    held = run.config.scoring.get("protocols") or {}
+    return PAPER_PROTOCOL if PAPER_PROTOCOL in held else str(run.config.scoring.get("protocol") or "unknown")
+
+
+def _lengths(tasks: Sequence[Mapping[str, Any]]) -> tuple[float | None, float | None]:
+    """(mean answer length, share cut at the token limit) over a split's tasks, weighted by answers."""
+    measured = [(t["lengths"], t.get("n_generated") or 0) for t in tasks if t.get("lengths")]
+    answered = sum(n for _, n in measured)
+    if not answered:
+        return None, None
+    words = [(lengths["answer_words_mean"], n) for lengths, n in measured if lengths.get("answer_words_mean") is not None]
+    mean_words = sum(w * n for w, n in words) / sum(n for _, n in words) if words else None
+    return mean_words, sum(lengths.get("n_cut") or 0 for lengths, _ in measured) / answered
+
+
 def _group_row(run: RunResults, group: str, tasks: list[str], name: str) -> Row:
-    config = run.config
+    config = run.config.model_dump()
     model = config.get("model") or {}
-    tasks_data = {t: run.results[t].model_dump() for t in tasks}
+    protocol = board_protocol(run)
+    tasks_data = {t: _as_protocol(run.results[t].model_dump(), protocol) for t in tasks}
     stored = run.groups.get(group)
     if stored is None or sorted(stored.tasks) != sorted(tasks):
-        spec = GroupSpec(group, tuple(tasks), "", Path())
-        stored = group_results([spec], {t: run.results[t] for t in tasks})[group]
-    totals = stored.model_dump()
+        stored = group_results([GroupDef(group, tuple(tasks))], {t: run.results[t] for t in tasks},
+                               list(config["scoring"].get("protocols") or {}))[group]
+    totals = _as_protocol(stored.model_dump(), protocol)
+    f_measure = stored.model_dump().get(F_MEASURE_PROTOCOL) or {}
     present = {d["split"] for d in tasks_data.values()}
+    words, cut = _lengths(list(tasks_data.values()))
     row = Row(
         model=str(model.get("name") or model.get("spec") or "unknown model"),
         spec=str(model.get("spec") or ""),
         source=OURS,
         split=group,
-        **{m: totals.get(m) for m in (*METRICS, "avg")},
+        **{m: totals.get(m) for m in (*METRIC_KEYS, AVG)},
+        **{f"f_{m}": f_measure.get(m) for m in (*METRIC_KEYS, AVG)},
+        answer_words=words,
+        cut_at_limit=cut,
         judge=judge_label(config.get("judge")),
         n=totals.get("n"),
         n_full=full_size([d["split"] for d in tasks_data.values()]),
         n_not_covered=sum(d.get("n_not_covered") or 0 for d in tasks_data.values()),
         limit=config.get("limit"),
-        protocol=protocol_label(config.get("scoring")),
+        protocol=protocol,
         date=str(run.created)[:10],
         run=name,
         missing_tasks=[f"rolebench_{s}" for s in split_members(group) if s not in present],
@@ -75,6 +98,13 @@ def _group_row(run: RunResults, group: str, tasks: list[str], name: str) -> Row:
     return row
 
 
+def _as_protocol(result: dict[str, Any], protocol: str) -> dict[str, Any]:
+    """A task's or group's fields with `protocol`'s block as its metric values (the headline ones when
+    that is the run's headline protocol, or the run predates protocol blocks)."""
+    block = result.get(protocol)
+    return {**result, **block} if isinstance(block, Mapping) else result
+
+
 def merge_per_role(task_results: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
     """Per-role metrics of a split's tasks side by side: {role: {"n", "cus", "raw", "spe"}}."""
     merged: dict[str, dict[str, Any]] = {}
@@ -82,7 +112,7 @@ def merge_per_role(task_results: Iterable[Mapping[str, Any]]) -> dict[str, dict[
         for role, values in (result.get("per_role") or {}).items():
             entry = merged.setdefault(role, {"n": 0})
             entry["n"] += values.get("n") or 0
-            entry.update({m: values[m] for m in METRICS if m in values})
+            entry.update({m: values[m] for m in METRIC_KEYS if m in values})
     return dict(sorted(merged.items()))
 
 
@@ -129,16 +159,12 @@ def judge_key(judge: Any) -> str:
     return f"{judge_label(judge)}|{prompt}|{judge.get('protocol') or ''}"
 
 
-def protocol_label(scoring: Any) -> str:
-    if not isinstance(scoring, Mapping):
-        return str(scoring or "unknown")
-    return str(scoring.get("protocol") or "unknown")
-
-
-def protocol_key(scoring: Any) -> str:
+def protocol_key(scoring: Any, protocol: str) -> str:
+    """What must agree for two rows to be ranked together: the shown protocol's definition."""
     if not isinstance(scoring, Mapping):
         return str(scoring)
-    kept = {k: scoring.get(k) for k in ("protocol", "references", "tokenizers")}
+    described = (scoring.get("protocols") or {}).get(protocol) or scoring
+    kept = {k: described.get(k) for k in ("protocol", "references", "tokenizers")}
     return json.dumps(kept, sort_keys=True, default=str)
 
 
@@ -189,7 +215,7 @@ def comparability(config: Mapping[str, Any], row: Row) -> tuple[tuple[str, str, 
     splits = present_splits(row)
     fingerprints = split_fingerprints(config, row.split, splits)
     parts = {s: f"v{versions.get(s)}|{fingerprints[s]}" for s in splits}
-    return (row.split, protocol_key(config.get("scoring")), judge_key(config.get("judge"))), parts
+    return (row.split, protocol_key(config.get("scoring"), row.protocol), judge_key(config.get("judge"))), parts
 
 
 @cache

@@ -14,10 +14,12 @@ from collections.abc import Callable, Sequence
 
 from tabulate import tabulate
 
-from rolebench.leaderboard.boards import METRICS, REPORTED, SPLIT_LABELS, Board, Row, n_display
+from rolebench.leaderboard.boards import REPORTED, SPLIT_LABELS, Board, Row, n_display
+from rolebench.scoring.metrics import AVG, LABELS, METRIC_KEYS
 
-SCORE_COLUMNS = (*METRICS, "avg", "win_rate")
-HEADERS = ["Rank", "Model", "CUS", "RAW", "SPE", "avg", "Win rate % (95% CI)", "W/T/L", "n", "Date", "Notes"]
+SCORE_COLUMNS = (*METRIC_KEYS, AVG, f"f_{AVG}", "win_rate")
+HEADERS = ["Rank", "Model", *(LABELS[m] for m in (*METRIC_KEYS, AVG)), "F avg", "Answer len (cut)",
+           "Win rate % (95% CI)", "W/T/L", "n", "Date", "Notes"]
 CSV_COLUMNS = [
     "board",
     "split",
@@ -30,6 +32,12 @@ CSV_COLUMNS = [
     "raw",
     "spe",
     "avg",
+    "f_cus",
+    "f_raw",
+    "f_spe",
+    "f_avg",
+    "answer_words",
+    "cut_at_limit",
     "win_rate",
     "win_rate_low",
     "win_rate_high",
@@ -49,8 +57,11 @@ CSV_COLUMNS = [
     "flags",
 ]
 ABOUT = (
-    "ROUGE-L (fractions, higher is better): CUS = speaking style vs the RoleGPT references, RAW = the "
-    "instruction's original answer, SPE = role-specific knowledge; avg = their mean. Win rate = share of "
+    "ROUGE-L (fractions, higher is better) as the RoleLLM paper computes it (recall, protocol `rolellm`): "
+    "CUS = speaking style vs the RoleGPT references, RAW = the instruction's original answer, SPE = "
+    "role-specific knowledge; avg = their mean. F avg = the same avg as an F-measure (protocol `rolebench`): "
+    "recall rewards long answers, so read it beside the answer length (words, characters for Chinese) and the "
+    "share of answers cut at the token limit. Win rate = share of "
     "answers an LLM judge prefers over the RoleGPT baseline (ties count half), in percent. Each table is one "
     "board: rows scored with the same protocol, dataset files, judge and task versions; rows of different "
     "boards are never ranked together. Partial rows (a --limit run or a missing task) are listed unranked. "
@@ -77,6 +88,14 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 def metric_text(value: float | None) -> str:
     return "–" if value is None else f"{value:.4f}"
+
+
+def length_text(row: Row) -> str:
+    """Mean answer length and the share cut at the token limit, e.g. `87 (4%)`."""
+    if row.answer_words is None:
+        return "–"
+    cut = f" ({row.cut_at_limit:.0%})" if row.cut_at_limit is not None else ""
+    return f"{row.answer_words:.0f}{cut}"
 
 
 def win_text(row: Row) -> str:
@@ -119,7 +138,7 @@ def _cells(board: Board, escape: Callable[[str], str], bold: Callable[[str], str
     best = best_values(board)
     rows = []
     for row in board.rows:
-        scores = [metric_text(getattr(row, m)) for m in (*METRICS, "avg")] + [win_text(row)]
+        scores = [metric_text(getattr(row, m)) for m in (*METRIC_KEYS, AVG, f"f_{AVG}")] + [win_text(row)]
         scores = [
             bold(text) if is_best(row, column, best) else text
             for column, text in zip(SCORE_COLUMNS, scores, strict=True)
@@ -128,7 +147,9 @@ def _cells(board: Board, escape: Callable[[str], str], bold: Callable[[str], str
             [
                 str(row.rank or "–"),
                 escape(row.model),
-                *scores,
+                *scores[:-1],
+                length_text(row),
+                scores[-1],
                 wtl_text(row),
                 escape(n_display(row)),
                 escape(row.date),
@@ -191,7 +212,7 @@ def to_latex(boards: Sequence[Board]) -> str:
             headers=headers,
             tablefmt="latex_raw",
             disable_numparse=True,
-            colalign=("right", "left", *["right"] * 8),
+            colalign=("right", "left", *["right"] * (len(headers) - 2)),
         )
         caption = latex_escape(f"{SPLIT_LABELS[board.split]}: {board_heading(board)}")
         parts += [

@@ -18,16 +18,18 @@ from typing import Any
 
 import markupsafe
 
-from rolebench.leaderboard.boards import METRICS, REPORTED, SPLIT_LABELS, Board, Row, n_display
+from rolebench.leaderboard.boards import REPORTED, SPLIT_LABELS, Board, Row, n_display
 from rolebench.leaderboard.tables import (
     ABOUT,
     best_values,
     board_heading,
     is_best,
+    length_text,
     metric_text,
     win_text,
     wtl_text,
 )
+from rolebench.scoring.metrics import AVG, METRIC_KEYS
 from rolebench.templating import html_environment
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
@@ -52,8 +54,8 @@ def _row_view(row: Row, best: dict[str, float], key: str) -> dict[str, Any]:
         "model": row.model,
         "title": " · ".join(x for x in (row.spec, row.run) if x),
         "rank": _cell(str(row.rank) if row.rank else "–", row.rank),
-        "scores": [score(m, metric_text(getattr(row, m))) for m in (*METRICS, "avg")]
-        + [score("win_rate", win_text(row))],
+        "scores": [score(m, metric_text(getattr(row, m))) for m in (*METRIC_KEYS, AVG, f"f_{AVG}")]
+        + [_cell(length_text(row), row.answer_words), score("win_rate", win_text(row))],
         "wtl": _cell(wtl_text(row), row.wins),
         "n": _cell(n_display(row), row.n),
         "date": _cell(row.date, row.date, numeric=False),
@@ -92,7 +94,7 @@ def page_context(boards: Sequence[Board], title: str, generated: str) -> dict[st
         "generated": generated,
         "boards": views,
         "splits": splits,
-        "roles": {"metrics": list(METRICS), "rows": roles},
+        "roles": {"metrics": list(METRIC_KEYS), "rows": roles},
         **page_script(),
     }
 

@@ -171,7 +171,8 @@ def evaluate_trained(
 ) -> dict[str, Any]:
     """`rolebench evaluate` of the adapter (and of the base when `include_base`): label -> results."""
     from model_adapters import GenerationConfig
-    from rolebench.evaluation.pipeline import EvalOptions, evaluate
+    from rolebench.evaluation.options import EvalOptions
+    from rolebench.evaluation.pipeline import evaluate
 
     settings = config.evaluate
     if not settings.enabled or not settings.tasks:

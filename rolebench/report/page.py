@@ -17,7 +17,9 @@ from typing import Any
 from rolebench.data.splits import SPLITS
 from rolebench.errors import MissingDependency
 from rolebench.leaderboard.tables import metric_text
-from rolebench.results.schema import RunResults, read_results, read_samples, samples_path
+from rolebench.results.io import read_results, read_samples, samples_path
+from rolebench.results.schema import RunResults
+from rolebench.scoring.metrics import AVG, CUS, LABELS, METRIC_KEYS, RAW, SPE, metrics_for
 from rolebench.storage.files import write_text_atomic
 from rolebench.templating import html_environment
 
@@ -25,13 +27,12 @@ TEMPLATE_DIR = Path(__file__).parent / "templates"
 REPORT_TEMPLATE = "report.html.j2"
 REPORT_FILE = "report.html"
 DEFAULT_WORST = 10
-_COLORS = {"cus": "#0969da", "raw": "#8250df", "spe": "#1a7f37"}
-_LABELS = {"cus": "CUS", "raw": "RAW", "spe": "SPE"}
+_COLORS = {CUS.key: "#0969da", RAW.key: "#8250df", SPE.key: "#1a7f37"}
 
 
 def task_metrics(split: str) -> tuple[str, ...]:
     split_def = SPLITS.get(split)
-    return split_def.metrics if split_def is not None else ("cus", "raw", "spe")
+    return tuple(m.key for m in metrics_for(split_def.kind)) if split_def is not None else METRIC_KEYS
 
 
 def role_chart(title: str, per_role: dict[str, dict[str, Any]], metrics: tuple[str, ...]) -> str | None:
@@ -57,7 +58,7 @@ def role_chart(title: str, per_role: dict[str, dict[str, Any]], metrics: tuple[s
                 values,
                 height=bar,
                 color=_COLORS.get(metric),
-                label=_LABELS.get(metric, metric),
+                label=LABELS.get(metric, metric),
             )
         axes.set_yticks([i + bar * (len(shown) - 1) / 2 for i in range(len(roles))], labels=roles)
         axes.set_ylim(len(roles) - 0.5 + bar * (len(shown) - 1), -0.5)  # best role on top, no empty margin
@@ -79,17 +80,11 @@ def worst_samples(run_dir: Path, task: str, metric: str, count: int) -> dict[str
     if not samples_path(run_dir, task).is_file():
         return {"available": False, "rows": [], "unscored": 0}
     records = read_samples(run_dir, task)
-    scored = [r for r in records if (r.get("scores") or {}).get(metric) is not None]
-    scored.sort(key=lambda r: (r["scores"][metric], r.get("index", 0)))
+    scored = [r for r in records if r.scores.get(metric) is not None]
+    scored.sort(key=lambda r: (r.scores[metric] or 0.0, r.index))
     rows = [
-        {
-            "id": str(r.get("id", "")),
-            "role": str(r.get("role", "")),
-            "question": str(r.get("question", "")),
-            "output": "" if r.get("output") is None else str(r["output"]),
-            "references": [str(x) for x in r.get("references") or []],
-            "scores": {k: metric_text(v) for k, v in (r.get("scores") or {}).items()},
-        }
+        {"id": r.id, "role": r.role, "question": r.question, "output": r.output or "",
+         "references": list(r.references), "scores": {k: metric_text(v) for k, v in r.scores.items()}}
         for r in scored[:count]
     ]
     return {"available": True, "rows": rows, "unscored": len(records) - len(scored)}
@@ -106,7 +101,7 @@ def summary_rows(results: RunResults) -> list[dict[str, Any]]:
                 "group": name in results.groups,
                 "n": data.get("n"),
                 "not_covered": data.get("n_not_covered"),
-                "metrics": [metric_text(data.get(m)) for m in ("cus", "raw", "spe", "avg")],
+                "metrics": [metric_text(data.get(m)) for m in (*METRIC_KEYS, AVG)],
                 "win_rate": "–" if win is None else f"{100 * win:.2f}",
             }
         )
@@ -115,7 +110,7 @@ def summary_rows(results: RunResults) -> list[dict[str, Any]]:
 
 def report_context(run_dir: Path, worst: int = DEFAULT_WORST) -> dict[str, Any]:
     results = read_results(run_dir)
-    model = results.config.get("model") or {}
+    model = results.config.model
     tasks = []
     for name, task in results.results.items():
         metrics = task_metrics(task.split)
@@ -123,7 +118,7 @@ def report_context(run_dir: Path, worst: int = DEFAULT_WORST) -> dict[str, Any]:
             {
                 "name": name,
                 "split": task.split,
-                "primary": _LABELS.get(metrics[0], metrics[0]),
+                "primary": LABELS.get(metrics[0], metrics[0]),
                 "chart": role_chart(f"{name}: ROUGE-L per role", task.per_role, metrics),
                 "worst": worst_samples(run_dir, name, metrics[0], worst),
                 "metrics": metrics,
@@ -133,11 +128,11 @@ def report_context(run_dir: Path, worst: int = DEFAULT_WORST) -> dict[str, Any]:
         "title": f"RoleBench run report: {model.get('name') or model.get('spec') or run_dir.name}",
         "model": model,
         "created": results.created,
-        "limit": results.config.get("limit"),
-        "protocol": (results.config.get("scoring") or {}).get("protocol"),
+        "limit": results.config.limit,
+        "protocol": results.config.scoring.get("protocol"),
         "summary": summary_rows(results),
         "tasks": tasks,
-        "config": json.dumps(results.config, ensure_ascii=False, indent=2, sort_keys=True),
+        "config": json.dumps(results.config.model_dump(mode="json"), ensure_ascii=False, indent=2, sort_keys=True),
     }
 
 

@@ -1,24 +1,85 @@
-"""The table printed at the end of a run: one row per task and group."""
+"""The table printed at the end of a run: every task and group, under every protocol the run holds."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from tabulate import tabulate
 
+from rolebench.data.splits import SPLITS
 from rolebench.results.schema import RunResults
+from rolebench.scoring.metrics import AVG, LABELS, METRIC_KEYS, RAW
 
-COLUMNS = ("cus", "raw", "spe", "avg", "win_rate")
+SCORE_COLUMNS = (*METRIC_KEYS, AVG)
+MEASURES = {"rolellm": "recall", "rolebench": "F", "opencompass": "F"}
 
 
 def _cell(value: object) -> str:
     return "-" if value is None else f"{value:.4f}" if isinstance(value, float) else str(value)
 
 
-def summary_table(results: RunResults) -> str:
+def _protocols(results: RunResults) -> list[str]:
+    headline = results.config.scoring.get("protocol")
+    held = list(results.config.scoring.get("protocols") or {})
+    return list(dict.fromkeys([p for p in [headline, *held] if p]))
+
+
+def _label(protocol: str, headline: str | None) -> str:
+    measure = MEASURES.get(protocol)
+    return f"{protocol}{' (' + measure + ')' if measure else ''}{' *' if protocol == headline else ''}"
+
+
+def _rows(name: str, data: dict[str, Any], protocols: list[str], headline: str | None, group: bool) -> list[list[str]]:
     rows = []
+    for index, protocol in enumerate(protocols or [None]):  # type: ignore[list-item]
+        block = data if protocol in (None, headline) else (data.get(protocol) or {})
+        total = block.get(f"{protocol}_total") if protocol else None
+        first = index == 0
+        rows.append([
+            (f"[group] {name}" if group else name) if first else "",
+            _label(protocol, headline) if protocol else "",
+            data.get("n") if first else "",
+            ("" if group else data.get("n_not_covered")) if first else "",
+            *(_cell(block.get(c)) for c in SCORE_COLUMNS),
+            _cell(total) if total is not None else "",
+            _cell(data.get("win_rate")) if first else "",
+        ])
+    return rows
+
+
+def summary_table(results: RunResults) -> str:
+    """Tasks then groups; one row per protocol (the headline one, marked *, first)."""
+    protocols = _protocols(results)
+    headline = results.config.scoring.get("protocol")
+    rows: list[list[str]] = []
     for name, task in results.results.items():
-        data = task.model_dump()
-        rows.append([name, data["n"], data["n_not_covered"], *(_cell(data.get(c)) for c in COLUMNS)])
+        rows += _rows(name, task.model_dump(), protocols, headline, group=False)
     for name, group in results.groups.items():
-        data = group.model_dump()
-        rows.append([f"[group] {name}", data["n"], "", *(_cell(data.get(c)) for c in COLUMNS)])
-    return tabulate(rows, headers=["task", "n", "not covered", *COLUMNS], tablefmt="github")
+        rows += _rows(name, group.model_dump(), protocols, headline, group=True)
+    headers = ["task", "protocol", "n", "not covered", *(LABELS[c] for c in SCORE_COLUMNS), "split total", "win rate"]
+    return tabulate(rows, headers=headers, tablefmt="github")
+
+
+def summary_notes(results: RunResults) -> list[str]:
+    """Lines under the table: answer lengths, answers cut at the token limit, and why RAW is missing."""
+    notes = []
+    for name, task in results.results.items():
+        lengths = task.lengths
+        if lengths is not None and lengths.answer_words_mean is not None:
+            cut = f"{lengths.cut_at_limit:.0%}" if lengths.cut_at_limit is not None else "-"
+            tokens = f", {lengths.answer_tokens_mean:.0f} tokens" if lengths.answer_tokens_mean is not None else ""
+            notes.append(f"{name}: answers {lengths.answer_words_mean:.0f} words/chars{tokens} on average "
+                         f"(references {lengths.reference_words_mean or 0:.0f}); cut at the token limit: {cut} "
+                         f"(max_new_tokens {lengths.max_new_tokens})")
+    missing = sorted({str(SPLITS[t.split].raw_answers) for t in results.results.values()
+                      if t.split in SPLITS and SPLITS[t.split].raw_answers
+                      and t.n_generated and not t.value(f"{RAW.key}_n")})
+    if missing:
+        notes.append(f"RAW is '-': the instructions' original answers are not in the data ({', '.join(missing)}); "
+                     "add them to the data folder (or use the Hub) to compute RAW")
+    return notes
+
+
+def summary_text(results: RunResults) -> str:
+    """The table and its notes, as commands print them."""
+    return "\n".join([summary_table(results), *([""] + summary_notes(results) if summary_notes(results) else [])])

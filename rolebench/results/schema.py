@@ -1,142 +1,113 @@
-"""The result document of a run (`DIR/results.json`) and its samples files: schema, reading, writing.
+"""The typed records of a run: the result document (`DIR/results.json`) and one samples line.
 
-Results are fractions in [0, 1] (None when a metric could not be computed); `config` says how the
-numbers were made. Everything written passes through `redact`, so no API key reaches a file.
+Results are fractions in [0, 1] (None when a metric could not be computed). A task's and a
+group's metric values sit at the top under the run's headline protocol (`protocol`), and every
+protocol the run holds has its own key beside them (`rolellm`, `rolebench`, `opencompass`) with the
+same fields, so readers of `results[task]["spe"]` keep working whatever else a run carries.
+Metric keys come from `rolebench.scoring.metrics`; these models only type what every run has.
 """
 
 from __future__ import annotations
 
-import json
-import re
-import sys
-from datetime import datetime, timezone
-from importlib import metadata
-from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
-from rolebench.errors import DataError
-from rolebench.storage.files import write_json_atomic, write_jsonl_atomic
-from rolebench.storage.jsonl import read_jsonl
+SCHEMA_VERSION = 2
 
-SCHEMA_VERSION = 1
-RESULTS_FILE = "results.json"
-SAMPLES_DIR = "samples"
-PACKAGES = (
-    "rolebench",
-    "torch",
-    "transformers",
-    "peft",
-    "accelerate",
-    "openai",
-    "vllm",
-    "llama_cpp_python",
-    "lm_eval",
-    "datasets",
-    "huggingface_hub",
-    "rapidfuzz",
-    "jieba",
-    "rouge_score",
-    "rouge_chinese",
-)
-_SECRET = re.compile(
-    r"(?i)((?:api[_-]?key|token|secret|password|authorization)\s*[=:]\s*)(\"[^\"]*\"|'[^']*'|\S+)"
-    r"|\b(sk-[A-Za-z0-9_\-]{8,}|hf_[A-Za-z0-9]{8,}|Bearer\s+\S+)"
-)
+
+class AnswerLengths(BaseModel):
+    """How long the answers are, so that a model that buys recall with long answers is visible."""
+
+    model_config = ConfigDict(extra="forbid")
+    answer_tokens_mean: float | None = None  # the model's own tokens (usage), where it reported them
+    answer_words_mean: float | None = None  # words (English) or characters (Chinese), as ROUGE-L counts them
+    reference_words_mean: float | None = None  # the same count for the first reference
+    cut_at_limit: float | None = None  # share of answers stopped by the token limit
+    n_cut: int = 0
+    max_new_tokens: int | None = None
 
 
 class TaskResult(BaseModel):
-    """Metrics of one task; judge fields (win_rate, ...) are added by rolebench.judge."""
+    """Metrics of one task. Metric fields (`cus`, `cus_ci`, `cus_n`, ...), one key per protocol and the
+    judge's fields (`win_rate`, ...) are extra fields named by `rolebench.scoring.metrics` and the judge."""
 
     model_config = ConfigDict(extra="allow")
     split: str
     n: int
     n_generated: int
     n_not_covered: int
+    protocol: str | None = None
     per_role: dict[str, dict[str, Any]] = {}
+    lengths: AnswerLengths | None = None
+
+    def value(self, key: str) -> Any:
+        """An extra field (a metric, a protocol block, a judge field), or None."""
+        return (self.model_extra or {}).get(key)
 
 
 class GroupResult(BaseModel):
+    """Metrics of a group of tasks (a RoleBench split): the mean of its members, and `avg`."""
+
     model_config = ConfigDict(extra="allow")
     tasks: list[str]
     n: int
     avg: float | None = None
+    protocol: str | None = None
+
+    def value(self, key: str) -> Any:
+        return (self.model_extra or {}).get(key)
+
+
+class RunConfig(BaseModel):
+    """How the numbers were made (every field is recorded by `rolebench evaluate`)."""
+
+    model_config = ConfigDict(extra="allow")
+    model: dict[str, Any] = {}
+    data: dict[str, Any] = {}
+    tasks: dict[str, dict[str, Any]] = {}
+    prompt: dict[str, Any] = {}
+    scoring: dict[str, Any] = {}
+    generation: dict[str, Any] = {}
+    judge: dict[str, Any] | None = None
+    limit: int | None = None
+    sampling: dict[str, Any] | None = None
+    bootstrap: dict[str, Any] = {}
+    packages: dict[str, str] = {}
+    timings: dict[str, float] = {}
+    command: str = ""
+    rescored: dict[str, Any] | None = None
 
 
 class RunResults(BaseModel):
+    """The whole result document."""
+
     model_config = ConfigDict(extra="allow")
     schema_version: int = SCHEMA_VERSION
     created: str
-    config: dict[str, Any]
+    config: RunConfig
     results: dict[str, TaskResult]
     groups: dict[str, GroupResult] = {}
 
 
-def redact(text: str) -> str:
-    """Hide anything that looks like a credential (key=value pairs, sk-/hf_ tokens, bearer headers)."""
-    return _SECRET.sub(lambda m: f"{m.group(1)}***" if m.group(1) else "***", text)
+class SampleRecord(BaseModel):
+    """One line of `DIR/samples/<task>.jsonl`: the sample, the exact prompt, the answer and its scores."""
 
-
-def now_iso() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def package_versions() -> dict[str, str]:
-    found = {"python": sys.version.split()[0]}
-    for name in PACKAGES:
-        try:
-            found[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            continue
-    return found
-
-
-def command_line() -> str:
-    return redact(" ".join(["rolebench", *sys.argv[1:]]))
-
-
-def write_results(run_dir: Path, results: RunResults) -> Path:
-    """Write DIR/results.json atomically, with credentials redacted."""
-    text = redact(json.dumps(results.model_dump(mode="json"), ensure_ascii=False))
-    path = Path(run_dir) / RESULTS_FILE
-    write_json_atomic(path, json.loads(text))
-    return path
-
-
-def read_results(path: str | Path) -> RunResults:
-    """Read a results.json (or the one inside a run folder); one clear error if it is not one."""
-    path = Path(path)
-    if path.is_dir():
-        path = path / RESULTS_FILE
-    if not path.is_file():
-        raise DataError(
-            "no results file", where=str(path), fix="pass a run folder written by `rolebench evaluate`"
-        )
-    try:
-        return RunResults.model_validate_json(path.read_text(encoding="utf-8"))
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise DataError(
-            f"not a rolebench results file: {first['msg']} at {'.'.join(map(str, first['loc']))}",
-            where=str(path),
-        ) from None
-
-
-def samples_path(run_dir: Path, task: str) -> Path:
-    return Path(run_dir) / SAMPLES_DIR / f"{task}.jsonl"
-
-
-def write_samples(run_dir: Path, task: str, records: list[dict[str, Any]]) -> None:
-    write_jsonl_atomic(samples_path(run_dir, task), records)
-
-
-def read_samples(run_dir: Path, task: str) -> list[dict[str, Any]]:
-    path = samples_path(run_dir, task)
-    if not path.is_file():
-        raise DataError(
-            f"no samples file for task {task}",
-            where=str(path),
-            fix="re-run `rolebench evaluate` for this task",
-        )
-    return list(read_jsonl(path))
+    model_config = ConfigDict(extra="allow")
+    id: str
+    index: int
+    role: str
+    question: str  # as written in the data (the join key); the prompt holds it stripped
+    messages: list[dict[str, str]]
+    output: str | None
+    error: str | None = None
+    usage: dict[str, int] | None = None
+    finish_reason: str | None = None
+    references: list[str]
+    raw_answer: str | None = None
+    baseline: str | None = None
+    types: list[str] = []
+    language: Literal["en", "zh"]
+    description: str
+    scores: dict[str, float | None]  # under the run's headline protocol
+    protocol_scores: dict[str, dict[str, float | None]] = {}  # every protocol the run holds

@@ -1,4 +1,9 @@
-"""From per-sample scores to task, per-role and group metrics (means with bootstrap intervals)."""
+"""From per-sample scores to task, per-role and group results (means with bootstrap intervals).
+
+Every protocol a run holds is aggregated the same way into its own block (`TaskResult.<protocol>`);
+the headline protocol's block is also copied to the top level of each task and group. A protocol
+with a number of its own for a whole split (OpenCompass's pooled one) adds it to the group.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +13,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from rolebench.data.splits import get_split
-from rolebench.results.schema import GroupResult, TaskResult
-from rolebench.scoring.protocols import ScoringProtocol, opencompass_order
+from rolebench.results.schema import AnswerLengths, GroupResult, SampleRecord, TaskResult
+from rolebench.scoring.metrics import AVG, METRIC_KEYS, metrics_for
+from rolebench.scoring.protocols import ScoringProtocol
+from rolebench.scoring.rolellm import rolellm_text, sentences
 from rolebench.scoring.stats import (
     DEFAULT_CONFIDENCE,
     DEFAULT_RESAMPLES,
@@ -17,9 +24,6 @@ from rolebench.scoring.stats import (
     mean,
     mean_of_available,
 )
-from rolebench.tasks.catalogue import GroupSpec
-
-METRICS = ("cus", "raw", "spe")
 
 
 @dataclass(frozen=True)
@@ -32,101 +36,142 @@ class BootstrapSettings:
         return {"resamples": self.resamples, "confidence": self.confidence, "seed": self.seed}
 
 
-def _values(records: Sequence[Mapping[str, Any]], metric: str) -> list[float]:
-    return [r["scores"][metric] for r in records if r["scores"].get(metric) is not None]
+@dataclass(frozen=True)
+class GroupDef:
+    """A group of tasks, as aggregation needs it."""
+
+    name: str
+    members: tuple[str, ...]
 
 
-def task_result(split: str, records: Sequence[Mapping[str, Any]], boot: BootstrapSettings) -> TaskResult:
-    """Metrics of one task from its sample records (each with `scores`, `role`, `output`)."""
-    fields: dict[str, Any] = {}
-    for metric in get_split(split).metrics:
-        values = _values(records, metric)
-        ci = bootstrap_ci(values, resamples=boot.resamples, confidence=boot.confidence, seed=boot.seed)
-        fields[metric] = mean(values)
-        fields[f"{metric}_ci"] = list(ci) if ci else None
-        fields[f"{metric}_n"] = len(values)
-    by_role: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+def _values(records: Sequence[SampleRecord], protocol: str, metric: str) -> list[float]:
+    found = []
     for record in records:
-        by_role[record["role"]].append(record)
-    per_role = {
-        role: {"n": len(rows), **{m: mean(_values(rows, m)) for m in get_split(split).metrics}}
-        for role, rows in sorted(by_role.items())
-    }
-    generated = sum(1 for r in records if r.get("output") is not None)
-    return TaskResult(
-        split=split,
-        n=len(records),
-        n_generated=generated,
-        n_not_covered=len(records) - generated,
-        per_role=per_role,
-        **fields,
+        value = record.protocol_scores.get(protocol, {}).get(metric)
+        if value is not None:
+            found.append(value)
+    return found
+
+
+def protocol_block(split: str, records: Sequence[SampleRecord], protocol: str,
+                   boot: BootstrapSettings) -> dict[str, Any]:
+    """One protocol's metric fields of a task: the mean, its interval and its n, per metric."""
+    fields: dict[str, Any] = {}
+    for metric in metrics_for(get_split(split).kind):
+        values = _values(records, protocol, metric.key)
+        ci = bootstrap_ci(values, resamples=boot.resamples, confidence=boot.confidence, seed=boot.seed)
+        fields[metric.key] = mean(values)
+        fields[f"{metric.key}_ci"] = list(ci) if ci else None
+        fields[f"{metric.key}_n"] = len(values)
+    fields["per_role"] = per_role(split, records, protocol)
+    return fields
+
+
+def per_role(split: str, records: Sequence[SampleRecord], protocol: str) -> dict[str, dict[str, Any]]:
+    by_role: dict[str, list[SampleRecord]] = defaultdict(list)
+    for record in records:
+        by_role[record.role].append(record)
+    keys = [m.key for m in metrics_for(get_split(split).kind)]
+    return {role: {"n": len(rows), **{k: mean(_values(rows, protocol, k)) for k in keys}}
+            for role, rows in sorted(by_role.items())}
+
+
+def _words(text: str, language: str) -> int:
+    return sum(len(s) for s in sentences(rolellm_text(text, language)))
+
+
+def answer_lengths(records: Sequence[SampleRecord], max_new_tokens: int | None) -> AnswerLengths:
+    """Answer and reference lengths, and the share of answers cut at the token limit."""
+    answered = [r for r in records if r.output is not None]
+    tokens = [float(r.usage["completion_tokens"]) for r in answered
+              if r.usage and r.usage.get("completion_tokens")]
+    cut = sum(1 for r in answered if r.finish_reason == "length")
+    return AnswerLengths(
+        answer_tokens_mean=mean(tokens) if len(tokens) == len(answered) else None,
+        answer_words_mean=mean([float(_words(r.output or "", r.language)) for r in answered]),
+        reference_words_mean=mean([float(_words(r.references[0], r.language)) for r in answered if r.references]),
+        cut_at_limit=cut / len(answered) if answered else None,
+        n_cut=cut,
+        max_new_tokens=max_new_tokens,
     )
 
 
-def _member_metrics(name: str, results: Mapping[str, TaskResult], groups: Mapping[str, GroupResult]) -> dict:
-    source = results.get(name) or groups.get(name)
-    return {} if source is None else source.model_dump()
+def task_result(split: str, records: Sequence[SampleRecord], protocols: Sequence[ScoringProtocol],
+                boot: BootstrapSettings, max_new_tokens: int | None = None) -> TaskResult:
+    """A task's result: the headline protocol (the first) at the top, every protocol in its own block."""
+    headline = protocols[0].name
+    blocks = {p.name: protocol_block(split, records, p.name, boot) for p in protocols}
+    generated = sum(1 for r in records if r.output is not None)
+    return TaskResult(
+        split=split, n=len(records), n_generated=generated, n_not_covered=len(records) - generated,
+        protocol=headline, lengths=answer_lengths(records, max_new_tokens), **blocks[headline], **blocks,
+    )
 
 
-def group_results(specs: Sequence[GroupSpec], results: Mapping[str, TaskResult]) -> dict[str, GroupResult]:
-    """Groups in dependency order: each metric is the mean over members that have it;
-    `avg` is the mean of the group's available CUS, RAW and SPE (groups of groups: the members' avg)."""
+def _group_block(members: Sequence[Mapping[str, Any]], nested: bool) -> dict[str, Any]:
+    values = {m: mean_of_available([x.get(m) for x in members]) for m in METRIC_KEYS}
+    avg = (mean_of_available([x.get(AVG) for x in members]) if nested
+           else mean_of_available([values[m] for m in METRIC_KEYS]))
+    return {**values, AVG: avg}
+
+
+def group_results(groups: Sequence[GroupDef], tasks: Mapping[str, TaskResult],
+                  protocols: Sequence[str] = ()) -> dict[str, GroupResult]:
+    """Groups in dependency order: each metric is the mean over the members that have it; `avg` is the
+    mean of the group's available CUS, RAW and SPE (groups of groups: the members' avg). `protocols`:
+    the protocol blocks to aggregate besides the top-level (headline) values."""
     done: dict[str, GroupResult] = {}
-    pending = list(specs)
+    pending = list(groups)
     while pending:
-        spec = next(s for s in pending if all(m in results or m in done for m in s.members))
-        pending.remove(spec)
-        members = [_member_metrics(m, results, done) for m in spec.members]
-        values = {m: mean_of_available([x.get(m) for x in members]) for m in METRICS}
-        nested = all(m in done for m in spec.members)
-        avg = (
-            mean_of_available([x.get("avg") for x in members])
-            if nested
-            else mean_of_available([values[m] for m in METRICS])
-        )
-        done[spec.name] = GroupResult(
-            tasks=list(spec.members), n=sum(x.get("n", 0) for x in members), avg=avg, **values
-        )
+        group = next(g for g in pending if all(m in tasks or m in done for m in g.members))
+        pending.remove(group)
+        members = [(tasks.get(m) or done[m]).model_dump() for m in group.members]
+        nested = all(m in done for m in group.members)
+        fields = _group_block(members, nested)
+        for name in protocols:
+            fields[name] = _group_block([x.get(name) or {} for x in members], nested)
+        headline = next((x.get("protocol") for x in members if x.get("protocol")), None)
+        done[group.name] = GroupResult(tasks=list(group.members), n=sum(x.get("n", 0) for x in members),
+                                       protocol=headline, **fields)
     return done
 
 
-def opencompass_total(
-    protocol: ScoringProtocol,
-    split: str,
-    general: Sequence[Mapping[str, Any]],
-    specific: Sequence[Mapping[str, Any]],
-) -> float | None:
-    """OpenCompass's one number for a split: its general and role-specific samples pooled in its shuffled
-    order and aggregated its way (`ScoringProtocol.aggregate`); None if any sample has no output."""
-    pooled = [r["scores"].get("cus") for r in general] + [r["scores"].get("spe") for r in specific]
-    if not pooled or any(v is None for v in pooled):
-        return None
-    return protocol.aggregate([pooled[i] for i in opencompass_order(len(pooled))], get_split(split).language)
+def split_totals(groups: Sequence[GroupDef], splits: Mapping[str, str],
+                 records: Mapping[str, Sequence[SampleRecord]], protocols: Sequence[ScoringProtocol],
+                 done: dict[str, GroupResult]) -> None:
+    """Add each protocol's own split number (e.g. OpenCompass's pooled one) to the groups of one
+    general and one role-specific task, as `<protocol>_total` in its block (and at the top level
+    when it is the headline protocol)."""
+    for group in groups:
+        kinds = {get_split(splits[m]).kind: m for m in group.members if m in splits}
+        if len(group.members) != 2 or set(kinds) != {"general", "role_specific"}:
+            continue
+        general, specific = records[kinds["general"]], records[kinds["role_specific"]]
+        language = get_split(splits[kinds["general"]]).language
+        for protocol in protocols:
+            total = protocol.split_total(_scores(general, protocol.name, "cus"),
+                                         _scores(specific, protocol.name, "spe"), language)
+            if total is None:
+                continue
+            result = done[group.name]
+            block = dict(result.value(protocol.name) or {}, **{f"{protocol.name}_total": total})
+            extra = {protocol.name: block}
+            if result.protocol == protocol.name:
+                extra[f"{protocol.name}_total"] = total
+            done[group.name] = GroupResult(**{**result.model_dump(), **extra})
 
 
-def aggregate_run(
-    records: Mapping[str, Sequence[Mapping[str, Any]]],
-    splits: Mapping[str, str],
-    groups: Sequence[GroupSpec],
-    protocol: ScoringProtocol,
-    boot: BootstrapSettings,
-) -> tuple[dict[str, TaskResult], dict[str, GroupResult]]:
-    """Task and group results of a run from its scored sample records (task -> records, task -> split).
+def _scores(records: Sequence[SampleRecord], protocol: str, metric: str) -> list[float | None]:
+    return [r.protocol_scores.get(protocol, {}).get(metric) for r in records]
 
-    Under the `opencompass` protocol a group of one general and one role-specific task also gets
-    `opencompass_total`, the number OpenCompass prints for that split (as a fraction).
-    """
-    tasks = {task: task_result(splits[task], rows, boot) for task, rows in records.items()}
-    done = group_results(groups, tasks)
-    if protocol.name == "opencompass":
-        for spec in groups:
-            kinds = {get_split(splits[m]).kind: m for m in spec.members if m in splits}
-            if len(spec.members) == 2 and set(kinds) == {"general", "role_specific"}:
-                total = opencompass_total(
-                    protocol,
-                    splits[kinds["general"]],
-                    records[kinds["general"]],
-                    records[kinds["role_specific"]],
-                )
-                done[spec.name] = GroupResult(**{**done[spec.name].model_dump(), "opencompass_total": total})
+
+def aggregate_run(records: Mapping[str, Sequence[SampleRecord]], splits: Mapping[str, str],
+                  groups: Sequence[GroupDef], protocols: Sequence[ScoringProtocol], boot: BootstrapSettings,
+                  max_new_tokens: Mapping[str, int | None] | None = None,
+                  ) -> tuple[dict[str, TaskResult], dict[str, GroupResult]]:
+    """Task and group results of a run from its scored samples (task -> records, task -> split)."""
+    limits = max_new_tokens or {}
+    tasks = {task: task_result(splits[task], rows, protocols, boot, limits.get(task)) for task, rows in records.items()}
+    done = group_results(groups, tasks, [p.name for p in protocols])
+    split_totals(groups, splits, records, protocols, done)
     return tasks, done

@@ -1,32 +1,74 @@
-"""Which metrics a sample gets and against which references: the rule shared by the runner and lm-eval.
+"""RoleBench's metrics, each named once: what it measures, which split kind has it, what it is scored against.
 
-- general splits: `cus` = ROUGE-L against the RoleGPT references (`generated`), `raw` = ROUGE-L against
-  the instruction's original answer (None when that answer is unknown);
-- role-specific splits: `spe` = ROUGE-L against the Context-Instruct answer(s).
-A sample without an output (the model gave none) gets None for every metric: never a silent 0.
+- CUS (speaking style): the answer to a general instruction against the RoleGPT references;
+- RAW (instruction following): the same answer against the instruction's original answer (None
+  when that answer is unknown: RAW is unavailable, never 0);
+- SPE (role knowledge): the answer to a role-specific question against the Context-Instruct answer(s).
+`avg` is the mean of the available three. A sample without an output (the model gave none) gets
+None for every metric: never a silent 0.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from rolebench.data.splits import get_split
 from rolebench.scoring.protocols import ScoringProtocol
 
+Scores = dict[str, float | None]
 
-def score_sample(
-    protocol: ScoringProtocol,
-    *,
-    split: str,
-    output: str | None,
-    references: Sequence[str],
-    raw_answer: str | None,
-) -> dict[str, float | None]:
-    """Per-sample metric values for one output (fractions in [0, 1], or None when not scorable)."""
-    spec = get_split(split)
-    if spec.kind == "role_specific":
-        return {"spe": None if output is None else protocol.score(output, references, spec.language)}
-    if output is None:
-        return {"cus": None, "raw": None}
-    raw = None if raw_answer is None else protocol.score(output, [raw_answer], spec.language)
-    return {"cus": protocol.score(output, references, spec.language), "raw": raw}
+
+@dataclass(frozen=True)
+class Metric:
+    key: str  # the name in results.json, samples and tables
+    label: str  # how tables print it
+    kind: str  # the split kind that has it: "general" or "role_specific"
+    against: str  # "references" (the split's `generated`) or "raw_answer"
+    meaning: str
+
+
+CUS = Metric("cus", "CUS", "general", "references", "speaking style: vs the RoleGPT references")
+RAW = Metric("raw", "RAW", "general", "raw_answer", "instruction following: vs the original answer")
+SPE = Metric("spe", "SPE", "role_specific", "references", "role knowledge: vs the Context-Instruct answers")
+METRICS: tuple[Metric, ...] = (CUS, RAW, SPE)
+METRIC_KEYS: tuple[str, ...] = tuple(m.key for m in METRICS)
+AVG = "avg"  # the mean of a group's available metrics
+LABELS: dict[str, str] = {**{m.key: m.label for m in METRICS}, AVG: "avg"}
+
+
+def metrics_for(kind: str) -> tuple[Metric, ...]:
+    """The metrics of a split kind ("general": CUS, RAW; "role_specific": SPE)."""
+    return tuple(m for m in METRICS if m.kind == kind)
+
+
+@dataclass(frozen=True)
+class Scorable:
+    """What scoring needs of one sample."""
+
+    output: str | None
+    references: Sequence[str]
+    raw_answer: str | None
+
+
+def score_samples(protocol: ScoringProtocol, kind: str, language: str, samples: Sequence[Scorable]) -> list[Scores]:
+    """Per-sample metric values of a split's samples under one protocol, in one batch per metric."""
+    found: list[Scores] = [{} for _ in samples]
+    for metric in metrics_for(kind):
+        chosen = [
+            i for i, s in enumerate(samples)
+            if s.output is not None and (metric.against == "references" or s.raw_answer is not None)
+        ]
+        predictions = [str(samples[i].output) for i in chosen]
+        references = [
+            list(samples[i].references) if metric.against == "references" else [str(samples[i].raw_answer)]
+            for i in chosen
+        ]
+        values = dict(zip(chosen, protocol.score_batch(predictions, references, language), strict=True))
+        for i, scores in enumerate(found):
+            scores[metric.key] = values.get(i)
+    return found
+
+
+def score_sample(protocol: ScoringProtocol, kind: str, language: str, sample: Scorable) -> Scores:
+    """The metric values of one sample (what lm-eval's per-document hook needs)."""
+    return score_samples(protocol, kind, language, [sample])[0]

@@ -11,44 +11,19 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from rolebench.errors import ConfigError
+from rolebench.data.splits import get_split
+from rolebench.errors import ConfigError, DataError
+from rolebench.tasks.spec import GroupSpec, TaskSpec
 
 # The task files: the top-level `tasks/` folder, which the wheel installs as `rolebench/_tasks`
 # (pyproject force-include); in a checkout `rolebench/_tasks` is a symlink to it. Found here only.
 TASKS_DIR = Path(__file__).resolve().parent.parent / "_tasks"
-
-
-@dataclass(frozen=True)
-class TaskSpec:
-    name: str
-    split: str
-    version: float | str
-    path: Path
-    config_sha256: str
-    max_new_tokens: int | None
-
-    def describe(self) -> dict[str, Any]:
-        return {
-            "version": self.version,
-            "split": self.split,
-            "file": self.path.name,
-            "config_sha256": self.config_sha256,
-        }
-
-
-@dataclass(frozen=True)
-class GroupSpec:
-    name: str
-    members: tuple[str, ...]
-    version: float | str
-    path: Path
 
 
 class _Loader(yaml.SafeLoader):
@@ -83,19 +58,40 @@ def _read_yaml(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
 
 
 def _task_from(path: Path, data: dict[str, Any]) -> TaskSpec:
-    split = (data.get("dataset_kwargs") or {}).get("split")
-    if not isinstance(split, str):
-        raise ConfigError(
-            "task has no `dataset_kwargs.split`",
-            where=str(path),
-            fix="name a RoleBench split, e.g. zh_general",
-        )
-    version = (data.get("metadata") or {}).get("version")
-    if version is None:
-        raise ConfigError("task has no `metadata.version`", where=str(path))
+    where = str(path)
+    split_id = _field(data, ("dataset_kwargs", "split"), str, where, "name a RoleBench split, e.g. zh_general")
+    try:
+        split = get_split(split_id)
+    except DataError as exc:
+        raise ConfigError(exc.what, where=where, fix=exc.fix) from None
+    version = _field(data, ("metadata", "version"), (int, float, str), where, "give the task a version")
+    max_tokens = _field(data, ("generation_kwargs", "max_gen_toks"), int, where, "a positive integer", required=False)
+    if max_tokens is not None and (isinstance(max_tokens, bool) or max_tokens < 1):
+        raise ConfigError(f"max_gen_toks must be a positive integer, not {max_tokens!r}", where=where)
+    until = _field(data, ("generation_kwargs", "until"), list, where, "a list of stop strings", required=False)
+    if until is not None and not all(isinstance(s, str) and s for s in until):
+        raise ConfigError("generation_kwargs.until must be a list of non-empty strings", where=where)
     digest = hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
-    max_tokens = (data.get("generation_kwargs") or {}).get("max_gen_toks")
-    return TaskSpec(data["task"], split, version, path, digest, max_tokens)
+    return TaskSpec(data["task"], split, version, path, digest, max_tokens, tuple(until or ()))
+
+
+def _field(data: dict[str, Any], keys: tuple[str, ...], kind: type | tuple[type, ...], where: str, fix: str,
+           *, required: bool = True) -> Any:
+    """A nested field of a task file, type-checked: one ConfigError naming it when absent or wrong."""
+    value: Any = data
+    for key in keys:
+        if not isinstance(value, dict):
+            value = None
+            break
+        value = value.get(key)
+    name = ".".join(keys)
+    if value is None:
+        if required:
+            raise ConfigError(f"task has no `{name}`", where=where, fix=fix)
+        return None
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise ConfigError(f"`{name}` is a {type(value).__name__}, not what it should be", where=where, fix=fix)
+    return value
 
 
 @cache
