@@ -25,7 +25,7 @@ def write_jsonl(path: Path, rows: list[dict]) -> None:
         ("zh_general", 1451, 5, 1451),
         ("zh_specific", 239, 5, 239),
         ("eng_role_general", 5000, 10, 0),  # its rolegpt_baseline.jsonl is on the Hub only
-        ("eng_role_specific", 2534, 10, 500),  # the shared baseline file covers 500 of the test rows
+        ("eng_role_specific", 2534, 10, 696),  # 500 exact joins, 196 more once questions are stripped
         ("eng_instruct_specific", 4750, 95, 4750),
     ],
 )
@@ -149,3 +149,14 @@ def test_demo_split_needs_no_download(tmp_path):
     samples = load_samples("demo_general", resolve_source(tmp_path))
     assert len(samples) == 18 and sum(s.baseline is None for s in samples) == 1
     assert all(s.raw_answer for s in samples)
+
+
+def test_baseline_join_is_exact_first_then_stripped_when_unambiguous():
+    from rolebench.data.samples import BaselineAnswers
+
+    answers = BaselineAnswers([("r", " q ", "spaced"), ("r", "x", "one"), ("r", " x", "two"), ("r", "y ", "only")])
+    assert answers.get("r", " q ") == "spaced"  # exact
+    assert answers.get("r", "q") == "spaced"  # stripped, one candidate
+    assert answers.get("r", "x") == "one"  # exact wins over the stripped fallback
+    assert answers.get("r", "x  ") is None  # stripped names two answers: ambiguous, not joined
+    assert answers.get("r", "y") == "only" and answers.get("other", "y") is None

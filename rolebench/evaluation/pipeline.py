@@ -10,7 +10,7 @@ from typing import Any
 from model_adapters import model_identity
 from rolebench.cached_model import CachedModel
 from rolebench.data.resolve import resolve_source
-from rolebench.data.samples import DEMO_SOURCE
+from rolebench.data.samples import BASELINE_JOIN, DEMO_SOURCE
 from rolebench.data.source import DataSource
 from rolebench.errors import ConfigError
 from rolebench.evaluation.generate import GENERATIONS_FILE, GENERATIONS_TABLE, generate_task
@@ -52,7 +52,7 @@ def build_config(options: EvalOptions, model: CachedModel, model_info: dict[str,
     return RunConfig(
         model={**model_info, "spec": options.model, "scheme": model.spec.scheme,
                "options": {k: str(v) for k, v in options.model_options.items()}, "identity": model.identity},
-        data=data_provenance(source, specs),
+        data={**data_provenance(source, specs), "baseline_join": BASELINE_JOIN},
         tasks={s.name: s.describe() for s in specs},
         prompt={"template_hash": prompt_template_hash(), "system_role": model_info.get("system_role", "system"),
                 "chat_template_sha256": model_info.get("chat_template_sha256")},

@@ -37,6 +37,7 @@ class TaskResult(BaseModel):
     n: int
     n_generated: int
     n_not_covered: int
+    n_baseline: int | None = None  # items joined to a RoleGPT baseline answer (the judge's and baseline:rolegpt's)
     protocol: str | None = None
     per_role: dict[str, dict[str, Any]] = {}
     lengths: AnswerLengths | None = None

@@ -104,6 +104,7 @@ def task_result(split: str, records: Sequence[SampleRecord], protocols: Sequence
     generated = sum(1 for r in records if r.output is not None)
     return TaskResult(
         split=split, n=len(records), n_generated=generated, n_not_covered=len(records) - generated,
+        n_baseline=sum(1 for r in records if r.baseline is not None),
         protocol=headline, lengths=answer_lengths(records, max_new_tokens), **blocks[headline], **blocks,
     )
 
