@@ -84,9 +84,25 @@ def llama_server(port: int) -> list[str]:
     from model_adapters.llamacpp import smollm2_gguf
 
     gguf = smollm2_gguf()
-    return [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1",
-            "--port", str(port), "--n_ctx", "2048", "--n_threads", "2", "--seed", "0",
-            "--cache", "true"]  # prompt cache: after the warm-up, both harnesses get the same cached prompts
+    return [
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(gguf),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        "2048",
+        "--n_threads",
+        "2",
+        "--seed",
+        "0",
+        "--cache",
+        "true",
+    ]  # prompt cache: after the warm-up, both harnesses get the same cached prompts
 
 
 def run_ours(base_url: str, requests: list[Request], config: GenerationConfig) -> list[str | None]:

@@ -39,8 +39,12 @@ def verdict(body: dict[str, Any]) -> Any:
     shown, _ = json.JSONDecoder().raw_decode(user, start)
     best = "model_a" if shown[0]["answer"].startswith("GOOD") else "model_b"
     other = "model_b" if best == "model_a" else "model_a"
-    text = repr([{"model": best, "reason": "more in character", "rank": 1},
-                 {"model": other, "reason": "flatter", "rank": 2}])
+    text = repr(
+        [
+            {"model": best, "reason": "more in character", "rank": 1},
+            {"model": other, "reason": "flatter", "rank": 2},
+        ]
+    )
     return Reply(text=text, delay=LATENCY["seconds"])
 
 
@@ -65,13 +69,30 @@ def make_run(folder: Path, pairs: int) -> Path:
     from rolebench.results.provenance import now_iso
     from rolebench.results.schema import GroupResult, RunResults, TaskResult
 
-    records = [{"id": f"bench/{i}", "index": i, "role": "Captain Mira Vance", "question": f"Question {i}?",
-                "description": "A starship captain who speaks in short bursts.", "language": "en",
-                "output": (f"GOOD answer {i}" if i % 4 else f"weak answer {i}"), "baseline": f"baseline {i}",
-                "scores": {}} for i in range(pairs)]
+    records = [
+        {
+            "id": f"bench/{i}",
+            "index": i,
+            "role": "Captain Mira Vance",
+            "question": f"Question {i}?",
+            "description": "A starship captain who speaks in short bursts.",
+            "language": "en",
+            "output": (f"GOOD answer {i}" if i % 4 else f"weak answer {i}"),
+            "baseline": f"baseline {i}",
+            "scores": {},
+        }
+        for i in range(pairs)
+    ]
     task = TaskResult(split="demo_general", n=pairs, n_generated=pairs, n_not_covered=0)
-    write_results(folder, RunResults(created=now_iso(), config={}, results={"bench": task},
-                                     groups={"all": GroupResult(tasks=["bench"], n=pairs)}))
+    write_results(
+        folder,
+        RunResults(
+            created=now_iso(),
+            config={},
+            results={"bench": task},
+            groups={"all": GroupResult(tasks=["bench"], n=pairs)},
+        ),
+    )
     write_samples(folder, "bench", records)
     return folder
 
@@ -92,9 +113,19 @@ def adapter_floor(base_url: str, pairs: int, concurrency: int) -> tuple[float, f
     from rolebench.judge.config import load_judge_config
 
     judge = load_judge_config()
-    requests = [Request(id=str(i), messages=judge.messages(
-        role="Captain Mira Vance", description="A starship captain.", question=f"Floor {i}?", language="en",
-        answers=(f"GOOD answer {i}", f"baseline {i}"))) for i in range(2 * pairs)]
+    requests = [
+        Request(
+            id=str(i),
+            messages=judge.messages(
+                role="Captain Mira Vance",
+                description="A starship captain.",
+                question=f"Floor {i}?",
+                language="en",
+                answers=(f"GOOD answer {i}", f"baseline {i}"),
+            ),
+        )
+        for i in range(2 * pairs)
+    ]
     adapter = load_model("openai:fake-model", base_url=base_url)
     started, cpu = time.perf_counter(), time.process_time()
     received = sum(1 for _ in adapter.generate(requests, GenerationConfig(concurrency=concurrency)))
@@ -129,15 +160,25 @@ def main() -> int:
     requests = report["judge"]["this_run"]["requests"]
     ideal = requests * args.latency / args.concurrency
     numbers = {
-        "pairs": args.pairs, "requests": requests, "concurrency": args.concurrency, "latency_s": args.latency,
-        "ideal_s": round(ideal, 3), "judge_s": round(cold, 3), "efficiency": round(ideal / cold, 3),
-        "judge_cpu_s": round(cold_cpu, 3), "adapter_floor_cpu_s": round(floor_cpu, 3),
+        "pairs": args.pairs,
+        "requests": requests,
+        "concurrency": args.concurrency,
+        "latency_s": args.latency,
+        "ideal_s": round(ideal, 3),
+        "judge_s": round(cold, 3),
+        "efficiency": round(ideal / cold, 3),
+        "judge_cpu_s": round(cold_cpu, 3),
+        "adapter_floor_cpu_s": round(floor_cpu, 3),
         "request_phase_s": report["judge"]["this_run"]["calling_s"],
         "request_phase_efficiency": round(ideal / report["judge"]["this_run"]["calling_s"], 3),
-        "adapter_floor_s": round(floor, 3), "adapter_floor_efficiency": round(ideal / floor, 3),
-        "cached_rerun_s": round(warm, 3), "cached_rerun_requests": again["judge"]["this_run"]["requests"],
-        "server_requests": seen["requests"], "server_max_in_flight": seen["max_in_flight"],
-        "win_rate": report["results"]["bench"]["win_rate"], "cpus": os.cpu_count(),
+        "adapter_floor_s": round(floor, 3),
+        "adapter_floor_efficiency": round(ideal / floor, 3),
+        "cached_rerun_s": round(warm, 3),
+        "cached_rerun_requests": again["judge"]["this_run"]["requests"],
+        "server_requests": seen["requests"],
+        "server_max_in_flight": seen["max_in_flight"],
+        "win_rate": report["results"]["bench"]["win_rate"],
+        "cpus": os.cpu_count(),
         "load_avg_1m": round(os.getloadavg()[0], 2),
     }
     print(json.dumps(numbers, indent=2))

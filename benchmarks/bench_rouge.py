@@ -60,8 +60,11 @@ def baseline_samples(data: Path, folder: str, rows: int) -> Samples:
     baseline = _records(data / folder / "rolegpt_baseline.jsonl")
     answers = {(r["role"], r["question"]): r["generated"][0] for r in baseline}
     tests = _records(data / folder / "test.jsonl")
-    return [(answers[(r["role"], r["question"])], r["generated"]) for r in tests
-            if (r["role"], r["question"]) in answers][:rows]
+    return [
+        (answers[(r["role"], r["question"])], r["generated"])
+        for r in tests
+        if (r["role"], r["question"]) in answers
+    ][:rows]
 
 
 def timed(fn: Callable[[], list[float]]) -> tuple[float, float, list[float]]:
@@ -85,8 +88,9 @@ class _Tokenizer:
         self.tokenize = fn
 
 
-def reference_rouge_score(samples: Samples, multi: bool,
-                          tokenizer: object | None = None) -> Callable[[], list[float]]:
+def reference_rouge_score(
+    samples: Samples, multi: bool, tokenizer: object | None = None
+) -> Callable[[], list[float]]:
     from rouge_score import rouge_scorer
 
     scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=False, tokenizer=tokenizer)
@@ -114,8 +118,9 @@ def ours(protocol: str, samples: Samples, language: str) -> Callable[[], list[fl
     return lambda: scorer.score_batch(preds, refs, language)
 
 
-def run_case(name: str, samples: Samples, language: str, theirs: Callable[[], list[float]],
-             repeat: int) -> bool:
+def run_case(
+    name: str, samples: Samples, language: str, theirs: Callable[[], list[float]], repeat: int
+) -> bool:
     """Time both scorers (ours gets 5x the repeats: its runs are short) and compare every value.
 
     `name` is "<language> <CUS|SPE> <protocol>"; a pair is one prediction against one reference.
@@ -125,8 +130,10 @@ def run_case(name: str, samples: Samples, language: str, theirs: Callable[[], li
     cpu_ref, wall_ref, v_ref = best_times(theirs, repeat)
     cpu_ours, wall_ours, v_ours = best_times(ours(protocol, samples, language), 5 * repeat)
     identical = v_ours == v_ref
-    print(f"{name:19} {len(samples):7d} {pairs:6d} | {pairs / cpu_ours:9.0f} | {pairs / cpu_ref:9.0f} "
-          f"| x{cpu_ref / cpu_ours:6.1f} | x{wall_ref / wall_ours:6.1f} | {identical}")
+    print(
+        f"{name:19} {len(samples):7d} {pairs:6d} | {pairs / cpu_ours:9.0f} | {pairs / cpu_ref:9.0f} "
+        f"| x{cpu_ref / cpu_ours:6.1f} | x{wall_ref / wall_ours:6.1f} | {identical}"
+    )
     return identical
 
 
@@ -138,14 +145,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     data = Path(os.environ.get("ROLEBENCH_DATA", REPO_ROOT.parent / "shared" / "rolebench"))
     needed = [EN_CUS, ZH_CUS, EN_SPE + "rolegpt_baseline.jsonl", ZH_SPE + "rolegpt_baseline.jsonl"]
     if not all((data / path).is_file() for path in needed):
-        print(f"RoleBench files not found under {data}: set ROLEBENCH_DATA to a copy in the Hub layout",
-              file=sys.stderr)
+        print(
+            f"RoleBench files not found under {data}: set ROLEBENCH_DATA to a copy in the Hub layout",
+            file=sys.stderr,
+        )
         return 2
     en, zh = candidate_samples(data, EN_CUS, args.rows), candidate_samples(data, ZH_CUS, args.rows)
     en_spe, zh_spe = baseline_samples(data, EN_SPE, args.rows), baseline_samples(data, ZH_SPE, args.rows)
     get_protocol("opencompass").score("预热", ["预热"], "zh")  # load jieba's dictionary outside the timings
-    print(f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs; "
-          f"best of {args.repeat} (reference) / {5 * args.repeat} (ours); pairs/s by CPU time")
+    print(
+        f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs; "
+        f"best of {args.repeat} (reference) / {5 * args.repeat} (ours); pairs/s by CPU time"
+    )
     print("case                samples  pairs |  ours p/s |   ref p/s | speedup | wall x  | identical")
     chars = _Tokenizer(tokenize_zh)
     results = [

@@ -34,12 +34,21 @@ class BaselineAdapter(AdapterBase):
         return cls(spec.name)
 
     def info(self) -> dict[str, Any]:
-        return {"name": "RoleGPT (released baseline answers)", "revision": None, "source": "rolegpt_baseline.jsonl"}
+        return {
+            "name": "RoleGPT (released baseline answers)",
+            "revision": None,
+            "source": "rolegpt_baseline.jsonl",
+        }
 
-    def generate(self, requests: Sequence[Request], config: GenerationConfig) -> Iterator[tuple[Request, Generation]]:
+    def generate(
+        self, requests: Sequence[Request], config: GenerationConfig
+    ) -> Iterator[tuple[Request, Generation]]:
         for request in requests:
             answer = request.meta.get("baseline")
             if answer is None:
-                yield request, Generation(text=None, error="no RoleGPT baseline answer for this (role, question)")
+                yield (
+                    request,
+                    Generation(text=None, error="no RoleGPT baseline answer for this (role, question)"),
+                )
             else:
                 yield request, Generation(text=answer, finish_reason="stop")

@@ -36,7 +36,13 @@ from model_adapters.options import AdapterOptions
 from model_adapters.spec import ModelSpec
 
 DTYPES = ("auto", "float32", "float16", "bfloat16")
-_DTYPE_ALIASES = {"fp32": "float32", "float": "float32", "fp16": "float16", "half": "float16", "bf16": "bfloat16"}
+_DTYPE_ALIASES = {
+    "fp32": "float32",
+    "float": "float32",
+    "fp16": "float16",
+    "half": "float16",
+    "bf16": "bfloat16",
+}
 
 
 class HFOptions(AdapterOptions):
@@ -199,18 +205,19 @@ class HFAdapter(AdapterBase):
         if self.prompt_format == "plain":
             return plain_prompt(messages)
         turns = merge_system(messages) if self.system_role == "merged" else list(messages)
-        return self.tokenizer.apply_chat_template(turns, tokenize=False, add_generation_prompt=True)
+        return str(self.tokenizer.apply_chat_template(turns, tokenize=False, add_generation_prompt=True))
 
     def encode(self, messages: Sequence[Message]) -> list[int]:
         text = self.render(messages)
         # a chat template writes its own special tokens; plain text gets the tokenizer's usual ones (BOS)
-        return self.tokenizer(text, add_special_tokens=self.prompt_format == "plain")["input_ids"]
+        ids: list[int] = self.tokenizer(text, add_special_tokens=self.prompt_format == "plain")["input_ids"]
+        return ids
 
     def _hf_generation_config(self, config: GenerationConfig) -> Any:
         from transformers import GenerationConfig as HFGenerationConfig
 
         sampling = config.temperature > 0
-        return HFGenerationConfig(
+        return HFGenerationConfig(  # type: ignore[no-untyped-call]
             max_new_tokens=config.max_new_tokens,
             do_sample=sampling,
             temperature=config.temperature if sampling else 1.0,

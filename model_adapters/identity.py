@@ -51,11 +51,15 @@ WEIGHT_SUFFIXES = (".safetensors", ".bin", ".gguf", ".pt", ".pth")
 
 
 def weights_fingerprint(location: str) -> dict[str, list[int]]:
-    """The fingerprint of a local model folder's weight and config files, or of one local file; {} for a Hub id."""
+    """The fingerprint of a local model folder's weights and configs, or of a local file; {} for a Hub id."""
     path = Path(location).expanduser()
     if path.is_file():
         return files_fingerprint([path])
     if not path.is_dir():
         return {}
-    wanted = [p for p in path.iterdir() if p.is_file() and (p.suffix in WEIGHT_SUFFIXES or p.name.endswith("config.json"))]
+    wanted = [
+        p
+        for p in path.iterdir()
+        if p.is_file() and (p.suffix in WEIGHT_SUFFIXES or p.name.endswith("config.json"))
+    ]
     return files_fingerprint(wanted)

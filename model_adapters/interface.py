@@ -114,7 +114,9 @@ class AdapterBase(ABC):
         """Identity for results: at least `name` and `revision` (None if unknown)."""
 
     @abstractmethod
-    def generate(self, requests: Sequence[Request], config: GenerationConfig) -> Iterator[tuple[Request, Generation]]:
+    def generate(
+        self, requests: Sequence[Request], config: GenerationConfig
+    ) -> Iterator[tuple[Request, Generation]]:
         """Yield `(request, generation)` for every request, each as soon as it is ready."""
 
     def close(self) -> None:

@@ -20,7 +20,7 @@ import importlib.util
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from model_adapters.chat import merge_system, probe_system_role, text_sha256
 from model_adapters.errors import ConfigError, MissingDependency, ModelError, first_line
@@ -86,7 +86,7 @@ class LlamaCppAdapter(AdapterBase):
                 fix="write llamacpp:PATH_TO_FILE.gguf, or llamacpp:smollm2",
             )
         try:
-            self.llm = Llama(
+            self.llm: Any = Llama(
                 model_path=str(path),
                 n_ctx=self.options.n_ctx,
                 n_threads=self.options.n_threads,
@@ -137,7 +137,7 @@ class LlamaCppAdapter(AdapterBase):
             eos_token=self._special_text(self.llm.token_eos()),
             bos_token=self._special_text(self.llm.token_bos()),
         )
-        return probe_system_role(lambda messages: formatter(messages=messages).prompt)
+        return probe_system_role(lambda messages: str(formatter(messages=cast(Any, messages)).prompt))
 
     def _sampling(self, config: GenerationConfig) -> dict[str, Any]:
         sampling = config.temperature > 0

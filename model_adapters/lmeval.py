@@ -97,7 +97,7 @@ class LMEvalAdapter(AdapterBase):
         return cls(spec.name, spec.args, options)
 
     def _chat(self, messages: list[Message]) -> str:
-        return self.lm.apply_chat_template(messages, add_generation_prompt=True)
+        return str(self.lm.apply_chat_template(messages, add_generation_prompt=True))
 
     def _renders_chat(self) -> bool:
         """Whether the lm-eval model can render a chat at all (base models have no template)."""

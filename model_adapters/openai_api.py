@@ -74,14 +74,18 @@ class RetryPolicy:
     backoff: float = 1.0
     max_backoff: float = 60.0
 
-    def delay(self, attempt: int, retry_after: float | None = None, rng: random.Random | None = None,
-              ) -> float:
+    def delay(
+        self,
+        attempt: int,
+        retry_after: float | None = None,
+        rng: random.Random | None = None,
+    ) -> float:
         """Seconds to wait after failed attempt number `attempt` (0-based)."""
         ceiling = min(self.max_backoff, self.backoff * 2**attempt)
         jittered = ceiling * (0.5 + (rng or random).random() / 2)
         if retry_after is not None:
             jittered = max(jittered, retry_after)
-        return min(self.max_backoff, jittered)
+        return float(min(self.max_backoff, jittered))
 
 
 def parse_retry_after(headers: Mapping[str, str], now: datetime | None = None) -> float | None:
@@ -108,11 +112,17 @@ def normalize_base_url(url: str) -> str:
     parts = urlsplit(url.strip())
     if parts.scheme not in ("http", "https") or not parts.netloc:
         shown = url if "@" not in url else "<hidden: has user info>"
-        raise ConfigError(f"base URL {shown!r} is not an http(s) URL", where=URL_WHERE,
-                          fix="write it like http://127.0.0.1:8000/v1")
+        raise ConfigError(
+            f"base URL {shown!r} is not an http(s) URL",
+            where=URL_WHERE,
+            fix="write it like http://127.0.0.1:8000/v1",
+        )
     if parts.username or parts.password or parts.query:
-        raise ConfigError(f"base URL {public_url(url)} carries user info or a query string", where=URL_WHERE,
-                          fix="drop them: the key comes from the environment (api_key_env, OPENAI_API_KEY)")
+        raise ConfigError(
+            f"base URL {public_url(url)} carries user info or a query string",
+            where=URL_WHERE,
+            fix="drop them: the key comes from the environment (api_key_env, OPENAI_API_KEY)",
+        )
     path = parts.path.rstrip("/")
     if path.endswith("/chat/completions"):
         path = path[: -len("/chat/completions")]
@@ -149,8 +159,12 @@ class OpenAIOptions(AdapterOptions):
 
 def request_params(config: GenerationConfig) -> dict[str, Any]:
     """GenerationConfig -> chat-completion request fields."""
-    return {"max_tokens": config.max_new_tokens, "temperature": config.temperature, "top_p": config.top_p,
-            "seed": config.seed}
+    return {
+        "max_tokens": config.max_new_tokens,
+        "temperature": config.temperature,
+        "top_p": config.top_p,
+        "seed": config.seed,
+    }
 
 
 class _LoopThread:
@@ -176,8 +190,16 @@ class OpenAIAdapter(AdapterBase):
 
     Options: ClassVar[type[AdapterOptions]] = OpenAIOptions
 
-    def __init__(self, model: str, *, base_url: str = DEFAULT_BASE_URL, api_key_env: str = DEFAULT_KEY_ENV,
-                 timeout: float = 120.0, retry: RetryPolicy | None = None, spec: str | None = None) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str = DEFAULT_BASE_URL,
+        api_key_env: str = DEFAULT_KEY_ENV,
+        timeout: float = 120.0,
+        retry: RetryPolicy | None = None,
+        spec: str | None = None,
+    ) -> None:
         self.model = model
         self.base_url = normalize_base_url(base_url)
         self.spec = spec or f"openai:{model}"
@@ -194,10 +216,20 @@ class OpenAIAdapter(AdapterBase):
         spec_url, option_url = spec.base_url, options.base_url
         if spec_url and option_url and normalize_base_url(spec_url) != normalize_base_url(option_url):
             shown = f"{public_url(spec_url)} (spec) and {public_url(option_url)}"
-            raise ConfigError(f"two base URLs: {shown}", where="--model / --base-url", fix="give the base URL once")
-        retry = RetryPolicy(max_retries=options.max_retries, backoff=options.backoff, max_backoff=options.max_backoff)
-        return cls(spec.name, base_url=spec_url or option_url or DEFAULT_BASE_URL, api_key_env=options.api_key_env,
-                   timeout=options.timeout, retry=retry, spec=str(spec))
+            raise ConfigError(
+                f"two base URLs: {shown}", where="--model / --base-url", fix="give the base URL once"
+            )
+        retry = RetryPolicy(
+            max_retries=options.max_retries, backoff=options.backoff, max_backoff=options.max_backoff
+        )
+        return cls(
+            spec.name,
+            base_url=spec_url or option_url or DEFAULT_BASE_URL,
+            api_key_env=options.api_key_env,
+            timeout=options.timeout,
+            retry=retry,
+            spec=str(spec),
+        )
 
     def _read_key(self) -> str:
         key = os.environ.get(self.api_key_env, "").strip()
@@ -205,8 +237,11 @@ class OpenAIAdapter(AdapterBase):
             return key
         if is_local(self.base_url):
             return PLACEHOLDER_KEY
-        raise ConfigError(f"environment variable {self.api_key_env} is not set", where=self._where,
-                          fix=f"export {self.api_key_env}=<key>, or name another one with api_key_env=NAME")
+        raise ConfigError(
+            f"environment variable {self.api_key_env} is not set",
+            where=self._where,
+            fix=f"export {self.api_key_env}=<key>, or name another one with api_key_env=NAME",
+        )
 
     def _make_client(self, key: str) -> Any:
         try:
@@ -219,20 +254,26 @@ class OpenAIAdapter(AdapterBase):
         """Name, base URL (no credentials) and, once a response carried one, the system fingerprint."""
         with self._lock:
             seen = dict(self._seen)
-        info: dict[str, Any] = {"name": self.model, "revision": seen.get("system_fingerprint"),
-                                "base_url": public_url(self.base_url), "api": "openai-chat-completions"}
+        info: dict[str, Any] = {
+            "name": self.model,
+            "revision": seen.get("system_fingerprint"),
+            "base_url": public_url(self.base_url),
+            "api": "openai-chat-completions",
+        }
         if "served_model" in seen:
             info["served_model"] = seen["served_model"]
         return info
 
-    def generate(self, requests: Sequence[Request],
-                 config: GenerationConfig) -> Iterator[tuple[Request, Generation]]:
+    def generate(
+        self, requests: Sequence[Request], config: GenerationConfig
+    ) -> Iterator[tuple[Request, Generation]]:
         """Send every request, `config.concurrency` at a time; yield each answer as it completes."""
         if not requests:
             return
         if config.concurrency < 1:
-            raise ConfigError(f"concurrency {config.concurrency} is below 1", where="--concurrency",
-                              fix="use 1 or more")
+            raise ConfigError(
+                f"concurrency {config.concurrency} is below 1", where="--concurrency", fix="use 1 or more"
+            )
         if self._loop is None:
             self._loop = _LoopThread()
         results: queue.SimpleQueue[Any] = queue.SimpleQueue()
@@ -247,8 +288,13 @@ class OpenAIAdapter(AdapterBase):
         finally:
             future.cancel()  # after an error or when the caller stops early: cancel what is still in flight
 
-    async def _send_all(self, requests: Sequence[Request], params: dict[str, Any], concurrency: int,
-                        results: queue.SimpleQueue[Any]) -> None:
+    async def _send_all(
+        self,
+        requests: Sequence[Request],
+        params: dict[str, Any],
+        concurrency: int,
+        results: queue.SimpleQueue[Any],
+    ) -> None:
         """Put `(request, generation)` on `results` as each completes, then the first fatal error if any."""
         semaphore, stopped = asyncio.Semaphore(concurrency), asyncio.Event()
 
@@ -296,12 +342,22 @@ class OpenAIAdapter(AdapterBase):
                 failure = "timed out" if isinstance(exc, openai.APITimeoutError) else "connection error"
             if attempt + 1 < attempts:
                 wait = self.retry.delay(attempt, retry_after)
-                log.warning("%s: request %s failed (%s); retry %d/%d in %.1fs", self._where, request.id,
-                            failure, attempt + 1, self.retry.max_retries, wait)
+                log.warning(
+                    "%s: request %s failed (%s); retry %d/%d in %.1fs",
+                    self._where,
+                    request.id,
+                    failure,
+                    attempt + 1,
+                    self.retry.max_retries,
+                    wait,
+                )
                 await asyncio.sleep(wait)
         if failure == "connection error":
-            raise ModelError(f"cannot reach the server after {attempts} attempts ({failure})",
-                             where=self._where, fix=f"start the server, or fix the base URL ({URL_WHERE})")
+            raise ModelError(
+                f"cannot reach the server after {attempts} attempts ({failure})",
+                where=self._where,
+                fix=f"start the server, or fix the base URL ({URL_WHERE})",
+            )
         return self._failed(request, f"gave up after {attempts} attempts: {failure}", started)
 
     def _generation(self, response: Any, started: float) -> Generation:
@@ -322,8 +378,13 @@ class OpenAIAdapter(AdapterBase):
         if isinstance(text, list):  # content parts
             text = "".join(part.get("text", "") for part in text if isinstance(part, dict))
         error = None if isinstance(text, str) else f"the response has no content (finish_reason={finish})"
-        return Generation(text=text if isinstance(text, str) else None, usage=usage, error=error,
-                          seconds=time.perf_counter() - started, finish_reason=finish)
+        return Generation(
+            text=text if isinstance(text, str) else None,
+            usage=usage,
+            error=error,
+            seconds=time.perf_counter() - started,
+            finish_reason=finish,
+        )
 
     def _failed(self, request: Request, error: str, started: float) -> Generation:
         log.warning("%s: request %s failed: %s", self._where, request.id, error)

@@ -33,9 +33,13 @@ class AdapterOptions(BaseModel):
                 hint = f"did you mean {close[0]}? " if close else ""
                 allowed = ", ".join(known) if known else "none"
                 raise ConfigError(
-                    f"unknown option {key!r} for {backend} models", where=where, fix=hint + "known options: " + allowed
+                    f"unknown option {key!r} for {backend} models",
+                    where=where,
+                    fix=hint + "known options: " + allowed,
                 )
-        values = {k: None if isinstance(v, str) and v.strip().lower() == "none" else v for k, v in raw.items()}
+        values = {
+            k: None if isinstance(v, str) and v.strip().lower() == "none" else v for k, v in raw.items()
+        }
         try:
             return cls.model_validate(values)
         except ValidationError as exc:

@@ -78,7 +78,10 @@ class PeftAdapter(HFAdapter):
 
     @classmethod
     def fingerprint(cls, spec: ModelSpec, options: Any) -> dict[str, Any]:
-        found = {"weights": weights_fingerprint(spec.name), "adapter": weights_fingerprint(spec.adapter or "")}
+        found = {
+            "weights": weights_fingerprint(spec.name),
+            "adapter": weights_fingerprint(spec.adapter or ""),
+        }
         return {k: v for k, v in found.items() if v}
 
     def _local_adapter(self) -> Path | None:
@@ -98,7 +101,7 @@ class PeftAdapter(HFAdapter):
             raise MissingDependency("peft: models", "peft", "peft") from None
         base = super()._load_model()
         try:
-            kwargs = {"revision": self.adapter_revision} if self.adapter_revision else {}
+            kwargs: dict[str, Any] = {"revision": self.adapter_revision} if self.adapter_revision else {}
             model = PeftModel.from_pretrained(base, self.adapter, **kwargs)
         except (OSError, ValueError, KeyError) as error:
             raise self._load_error("adapter", self.adapter, error) from None

@@ -1,4 +1,4 @@
-"""`ModelSpec`: the one parser of model spec strings (`SCHEME:REST`), e.g. `hf:Qwen/Qwen2.5-0.5B-Instruct@main`.
+"""`ModelSpec`: the one parser of model spec strings (`SCHEME:REST`), e.g. `hf:Qwen/Qwen2.5-0.5B@main`.
 
 How REST reads depends on the scheme's syntax (`model_adapters.registry`):
 - revisioned (`hf`, `vllm`): `ID_OR_PATH[@REVISION]`; an existing local path is never split at `@`;
@@ -50,7 +50,9 @@ class ModelSpec:
             raise ConfigError(f"model spec {text!r} is not a string", where=where, fix="write SCHEME:NAME")
         scheme, sep, rest = text.strip().partition(":")
         if not sep or not rest.strip():
-            raise ConfigError(f"model spec {text!r} has no scheme", where=where, fix=f"write one of {usages()}")
+            raise ConfigError(
+                f"model spec {text!r} has no scheme", where=where, fix=f"write one of {usages()}"
+            )
         syntax = backend(scheme, spec=text, where=where).syntax
         rest = rest.strip()
         if syntax == "revisioned":
@@ -71,7 +73,9 @@ class ModelSpec:
             model, at, url = rest.partition("@")
             if not model or (at and not url):
                 raise ConfigError(
-                    f"bad OpenAI model spec {text}", where=where, fix="write openai:MODEL or openai:MODEL@BASE_URL"
+                    f"bad OpenAI model spec {text}",
+                    where=where,
+                    fix="write openai:MODEL or openai:MODEL@BASE_URL",
                 )
             return cls(scheme, model, base_url=url or None)
         if syntax == "name,args":
@@ -87,11 +91,14 @@ class ModelSpec:
 
     def __str__(self) -> str:
         """The canonical spec text (parsing it again gives an equal ModelSpec)."""
+
         def revisioned(name: str, revision: str | None) -> str:
             return name + (f"@{revision}" if revision else "")
 
         if self.adapter is not None:
-            rest = revisioned(self.name, self.revision) + "+" + revisioned(self.adapter, self.adapter_revision)
+            rest = (
+                revisioned(self.name, self.revision) + "+" + revisioned(self.adapter, self.adapter_revision)
+            )
         elif self.base_url is not None:
             rest = f"{self.name}@{self.base_url}"
         elif self.args:

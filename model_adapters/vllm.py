@@ -58,7 +58,9 @@ class VLLMAdapter(AdapterBase):
         self.options = options or VLLMOptions()
         self.spec = f"vllm:{name}" + (f"@{revision}" if revision else "")
         self.vllm = import_vllm()
-        engine_args = {k: v for k, v in self.options.model_dump().items() if k != "chunk_size" and v is not None}
+        engine_args = {
+            k: v for k, v in self.options.model_dump().items() if k != "chunk_size" and v is not None
+        }
         try:
             self.llm = self.vllm.LLM(
                 model=name, revision=revision, tokenizer_revision=revision, **engine_args

@@ -16,7 +16,15 @@ if TYPE_CHECKING:
 
 __version__ = "0.2.0"
 
-__all__ = ["ConfigError", "DataError", "MissingDependency", "ModelError", "RoleBenchError", "__version__", "rouge_l"]
+__all__ = [
+    "ConfigError",
+    "DataError",
+    "MissingDependency",
+    "ModelError",
+    "RoleBenchError",
+    "__version__",
+    "rouge_l",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -60,7 +60,9 @@ def test_bad_options_fail_when_the_identity_is_taken() -> None:
 def test_judge_verdicts_are_not_shared_between_dtypes(tiny_model_dir: Path, store: RecordStore) -> None:
     """A fp16 and a fp32 judge are different judges (their verdicts may differ)."""
     keys = {
-        dtype: judgment_key(CachedModel(f"hf:{tiny_model_dir}", {"dtype": dtype}, store), "t", {}, MESSAGES, 0)
+        dtype: judgment_key(
+            CachedModel(f"hf:{tiny_model_dir}", {"dtype": dtype}, store), "t", {}, MESSAGES, 0
+        )
         for dtype in ("float16", "float32")
     }
     assert keys["float16"] != keys["float32"]
@@ -68,9 +70,14 @@ def test_judge_verdicts_are_not_shared_between_dtypes(tiny_model_dir: Path, stor
 
 def test_recipe_calls_survive_a_changed_timeout(tmp_path: Path) -> None:
     """The recipes' cache keys follow the same rule: a new timeout still finds the stored answers."""
+
     def key(options: dict[str, str]) -> str:
-        settings = GeneratorSettings(spec="openai:gpt-4o-mini@http://127.0.0.1:9/v1", cache=tmp_path / "c.sqlite",
-                                     options=options, config=GenerationConfig())
+        settings = GeneratorSettings(
+            spec="openai:gpt-4o-mini@http://127.0.0.1:9/v1",
+            cache=tmp_path / "c.sqlite",
+            options=options,
+            config=GenerationConfig(),
+        )
         with CachedGenerator(settings, "stage", ["rolegpt_system_en.j2"]) as generator:
             return generator.key(Job("j", MESSAGES))
 
@@ -78,8 +85,20 @@ def test_recipe_calls_survive_a_changed_timeout(tmp_path: Path) -> None:
 
 
 def test_the_spec_parser_round_trips() -> None:
-    for text in ("hf:org/m@rev", "peft:base@r1+./lora@r2", "openai:gpt-4o@http://h:1/v1", "lmeval:hf,pretrained=x",
-                 "baseline:rolegpt", "smollm2:135m", "vllm:org/m"):
+    for text in (
+        "hf:org/m@rev",
+        "peft:base@r1+./lora@r2",
+        "openai:gpt-4o@http://h:1/v1",
+        "lmeval:hf,pretrained=x",
+        "baseline:rolegpt",
+        "smollm2:135m",
+        "vllm:org/m",
+    ):
         assert str(ModelSpec.parse(text)) == text
     parsed = ModelSpec.parse("peft:base@r1+./lora@r2")
-    assert (parsed.name, parsed.revision, parsed.adapter, parsed.adapter_revision) == ("base", "r1", "./lora", "r2")
+    assert (parsed.name, parsed.revision, parsed.adapter, parsed.adapter_revision) == (
+        "base",
+        "r1",
+        "./lora",
+        "r2",
+    )

@@ -154,7 +154,9 @@ def test_demo_split_needs_no_download(tmp_path):
 def test_baseline_join_is_exact_first_then_stripped_when_unambiguous():
     from rolebench.data.samples import BaselineAnswers
 
-    answers = BaselineAnswers([("r", " q ", "spaced"), ("r", "x", "one"), ("r", " x", "two"), ("r", "y ", "only")])
+    answers = BaselineAnswers(
+        [("r", " q ", "spaced"), ("r", "x", "one"), ("r", " x", "two"), ("r", "y ", "only")]
+    )
     assert answers.get("r", " q ") == "spaced"  # exact
     assert answers.get("r", "q") == "spaced"  # stripped, one candidate
     assert answers.get("r", "x") == "one"  # exact wins over the stripped fallback

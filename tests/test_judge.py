@@ -22,8 +22,19 @@ from rolebench.results.provenance import now_iso
 from rolebench.results.schema import GroupResult, RunResults, SampleRecord, TaskResult
 
 GOOD = "Arr, GOOD answer"  # the marker our fake judge prefers
-FIELDS = ("win_rate", "win_rate_ci", "wins", "ties", "losses", "judged", "position_consistency",
-          "parse_failures", "avg_len_model", "avg_len_baseline", "n_no_baseline")
+FIELDS = (
+    "win_rate",
+    "win_rate_ci",
+    "wins",
+    "ties",
+    "losses",
+    "judged",
+    "position_consistency",
+    "parse_failures",
+    "avg_len_model",
+    "avg_len_baseline",
+    "n_no_baseline",
+)
 FAST = {"backoff": 0.0, "max_retries": 0}
 
 
@@ -37,19 +48,38 @@ def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def sample(i: int, output: str | None, baseline: str | None, language: str = "en") -> dict[str, Any]:
     zh = language == "zh"
     role, question = ("孙悟空", f"第{i}个问题？") if zh else ("Captain Mira Vance", f"Question {i}?")
-    return {"id": f"demo/{i}", "index": i, "role": role, "question": question, "description": "A captain.",
-            "language": language, "output": output, "baseline": baseline, "scores": {}, "messages": [],
-            "references": ["a reference"]}
+    return {
+        "id": f"demo/{i}",
+        "index": i,
+        "role": role,
+        "question": question,
+        "description": "A captain.",
+        "language": language,
+        "output": output,
+        "baseline": baseline,
+        "scores": {},
+        "messages": [],
+        "references": ["a reference"],
+    }
 
 
 def make_run(tmp_path: Path, tasks: dict[str, list[dict[str, Any]]]) -> Path:
     """A run folder as `rolebench evaluate` writes it: results.json (tasks + one group) and samples."""
     run = tmp_path / "run"
-    results = {t: TaskResult(split="demo_general", n=len(r), n_generated=len(r), n_not_covered=0)
-               for t, r in tasks.items()}
+    results = {
+        t: TaskResult(split="demo_general", n=len(r), n_generated=len(r), n_not_covered=0)
+        for t, r in tasks.items()
+    }
     group = GroupResult(tasks=list(tasks), n=sum(len(r) for r in tasks.values()))
-    write_results(run, RunResults(created=now_iso(), results=results, groups={"all": group},
-                                  config={"bootstrap": {"resamples": 200, "confidence": 0.95, "seed": 0}}))
+    write_results(
+        run,
+        RunResults(
+            created=now_iso(),
+            results=results,
+            groups={"all": group},
+            config={"bootstrap": {"resamples": 200, "confidence": 0.95, "seed": 0}},
+        ),
+    )
     for task, records in tasks.items():
         write_samples(run, task, [SampleRecord.model_validate(r) for r in records])
     return run
@@ -66,8 +96,12 @@ def shown(body: dict[str, Any]) -> dict[str, str]:
 def ranking(best: str) -> str:
     """A Python-literal ranking (as the paper's prompt asks) with `best` ranked 1."""
     other = "model_b" if best == "model_a" else "model_a"
-    return repr([{"model": best, "reason": "more in character", "rank": 1},
-                 {"model": other, "reason": "flat", "rank": 2}])
+    return repr(
+        [
+            {"model": best, "reason": "more in character", "rank": 1},
+            {"model": other, "reason": "flat", "rank": 2},
+        ]
+    )
 
 
 def prefers_good(body: dict[str, Any]) -> str:
@@ -77,8 +111,11 @@ def prefers_good(body: dict[str, Any]) -> str:
 
 def run_judge(run: Path, server: Any, model: str = "fake-model", **settings: Any) -> dict[str, Any]:
     settings.setdefault("concurrency", 4)
-    return judge_run(run, f"openai:{model}", settings=JudgeSettings(
-        base_url=server.base_url, progress=False, model_options=FAST, **settings))
+    return judge_run(
+        run,
+        f"openai:{model}",
+        settings=JudgeSettings(base_url=server.base_url, progress=False, model_options=FAST, **settings),
+    )
 
 
 def task_fields(run: Path, task: str = "t") -> dict[str, Any]:
@@ -100,8 +137,9 @@ def test_better_answer_wins_in_both_orders(tmp_path, fake_openai):
     assert {k: group[k] for k in FIELDS} == {k: fields[k] for k in FIELDS}  # a one-task group
     assert server.count() == 10
     prompts = [r.body for r in server.received if r.body]
-    orders = {(shown(b)["model_a"].startswith(GOOD), b["messages"][-1]["content"].split("?")[0])
-              for b in prompts}
+    orders = {
+        (shown(b)["model_a"].startswith(GOOD), b["messages"][-1]["content"].split("?")[0]) for b in prompts
+    }
     assert len(orders) == 10  # every pair was shown both ways round
     assert all("baseline" not in json.dumps(b["messages"]).lower() for b in prompts)  # anonymised
     assert all(b["temperature"] == 0.0 and b["seed"] == 0 for b in prompts)
@@ -116,8 +154,10 @@ def test_position_biased_judge_yields_ties_not_wins(tmp_path, fake_openai):
 
 
 def test_results_json_tasks_groups_and_config(tmp_path, fake_openai):
-    en = [sample(i, f"{GOOD} {i}" if i % 2 else f"weak {i}", f"{GOOD} base {i}" if i % 2 == 0 else f"b{i}")
-          for i in range(6)]
+    en = [
+        sample(i, f"{GOOD} {i}" if i % 2 else f"weak {i}", f"{GOOD} base {i}" if i % 2 == 0 else f"b{i}")
+        for i in range(6)
+    ]
     zh = [sample(i, f"{GOOD}，俺老孙{i}", f"普通{i}", "zh") for i in range(3)]
     zh.append(sample(3, "有回答", None, "zh"))
     run = make_run(tmp_path, {"t": en, "t_zh": zh})
@@ -139,8 +179,9 @@ def test_results_json_tasks_groups_and_config(tmp_path, fake_openai):
     assert "both orders" in judge["protocol"] and judge["generation"]["temperature"] == 0.0
     assert judge["usage"]["requests"] == 18 and judge["usage"]["prompt_tokens"] > 0
     zh_prompts = [r.body for r in server.received if "孙悟空" in r.body["messages"][-1]["content"]]
-    assert len(zh_prompts) == 6 and all("下列模型要扮演的角色是“孙悟空”" in b["messages"][-1]["content"]
-                                        for b in zh_prompts)
+    assert len(zh_prompts) == 6 and all(
+        "下列模型要扮演的角色是“孙悟空”" in b["messages"][-1]["content"] for b in zh_prompts
+    )
     lines = [json.loads(x) for x in (run / "judgments" / "t_zh.jsonl").read_text().splitlines()]
     assert [x["status"] for x in lines] == ["judged", "judged", "judged", "no_baseline"]
     assert set(lines[0]["orders"]) == {"model_first", "baseline_first"}
@@ -149,6 +190,7 @@ def test_results_json_tasks_groups_and_config(tmp_path, fake_openai):
 
 def test_malformed_verdicts_are_retried_then_counted(tmp_path, fake_openai):
     """Sample 0 is unparsable at temperature 0 but fine when re-sampled; sample 1 never parses."""
+
     def handler(body: dict[str, Any]) -> str:
         answers = shown(body)
         if "never" in answers["model_a"] + answers["model_b"]:
@@ -157,8 +199,16 @@ def test_malformed_verdicts_are_retried_then_counted(tmp_path, fake_openai):
             return "[{'model': 'model_a', 'rank': 1}, {'model': 'model_a', 'rank': 2}]"
         return prefers_good(body)
 
-    run = make_run(tmp_path, {"t": [sample(0, f"{GOOD} flaky", "b0"), sample(1, f"{GOOD} never", "b1"),
-                                    sample(2, f"{GOOD} 2", "b2")]})
+    run = make_run(
+        tmp_path,
+        {
+            "t": [
+                sample(0, f"{GOOD} flaky", "b0"),
+                sample(1, f"{GOOD} never", "b1"),
+                sample(2, f"{GOOD} 2", "b2"),
+            ]
+        },
+    )
     server = fake_openai(handler)
     report = run_judge(run, server)
     fields = task_fields(run)
@@ -254,8 +304,11 @@ def test_price_table_gives_cost(tmp_path, fake_openai):
     report = run_judge(run, server, price_table=table)
     expected = 2 * (1000 * 2.0 + 100 * 10.0) / 1e6
     assert report["judge"]["cost_usd"] == pytest.approx(expected)
-    assert read_results(run).config.judge["usage"] == {"requests": 2, "prompt_tokens": 2000,
-                                                          "completion_tokens": 200}
+    assert read_results(run).config.judge["usage"] == {
+        "requests": 2,
+        "prompt_tokens": 2000,
+        "completion_tokens": 200,
+    }
     again = run_judge(run, server, price_table=table)
     assert again["judge"]["cost_usd"] == pytest.approx(expected)  # what the numbers cost, cached or not
     assert again["judge"]["this_run"]["cost_usd"] == 0
@@ -264,9 +317,27 @@ def test_price_table_gives_cost(tmp_path, fake_openai):
 def test_evaluate_judges_then_the_judge_command_rejudges_for_free(tmp_path, fake_openai, capsys):
     run = tmp_path / "rolegpt"
     server = fake_openai(lambda body: ranking("model_b"))  # identical answers; a judge that picks b: ties
-    assert main(["evaluate", "--model", "baseline:rolegpt", "--tasks", "rolebench_demo", "--output", str(run),
-                 "--no-progress", "--judge", "openai:fake-model", "--judge-base-url", server.base_url,
-                 "--judge-limit", "4"]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                "--model",
+                "baseline:rolegpt",
+                "--tasks",
+                "rolebench_demo",
+                "--output",
+                str(run),
+                "--no-progress",
+                "--judge",
+                "openai:fake-model",
+                "--judge-base-url",
+                server.base_url,
+                "--judge-limit",
+                "4",
+            ]
+        )
+        == 0
+    )
     results = read_results(run)
     for task in results.results.values():
         assert task.judged == 4 and task.ties == 4 and task.win_rate == 0.5
@@ -274,19 +345,35 @@ def test_evaluate_judges_then_the_judge_command_rejudges_for_free(tmp_path, fake
     # the baseline "model" answers exactly the baseline: both orders are one prompt, asked once
     assert server.count() == 8 and results.config.judge["this_run"]["requests"] == 8
     capsys.readouterr()
-    assert main(["judge", str(run), "--judge", "openai:fake-model", "--base-url", server.base_url,
-                 "--no-progress", "--judge-limit", "4"]) == 0
+    assert (
+        main(
+            [
+                "judge",
+                str(run),
+                "--judge",
+                "openai:fake-model",
+                "--base-url",
+                server.base_url,
+                "--no-progress",
+                "--judge-limit",
+                "4",
+            ]
+        )
+        == 0
+    )
     assert "judge openai:fake-model: 0 new requests" in capsys.readouterr().out and server.count() == 8
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--judge", "nope:x"], "unknown model scheme 'nope' in 'nope:x' (--judge)"),
-    (["--judge", "openai:fake-model", "--judge-limit", "0"], "--judge-limit must be at least 1"),
-    (["--judge", "openai:fake-model", "--judge-config", "missing"], "unknown judge 'missing'"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--judge", "nope:x"], "unknown model scheme 'nope' in 'nope:x' (--judge)"),
+        (["--judge", "openai:fake-model", "--judge-limit", "0"], "--judge-limit must be at least 1"),
+        (["--judge", "openai:fake-model", "--judge-config", "missing"], "unknown judge 'missing'"),
+    ],
+)
 def test_bad_input_is_one_line(tmp_path, capsys, args: list[str], message: str):
     run = make_run(tmp_path, {"t": [sample(0, "a", "b")]})
     assert main(["judge", str(run), *args]) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and "\n" not in err
-

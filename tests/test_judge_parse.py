@@ -50,16 +50,22 @@ def test_verdicts_are_relative_to_the_labels_shown():
     assert parse_rank_list("[{'model': 'x', 'rank': 1}, {'model': 'y', 'rank': 2}]", ("y", "x")) == "b"
 
 
-@pytest.mark.parametrize(("text", "why"), [
-    ("", "empty"),
-    ("Model A is clearly better.", "no list"),
-    ("[{'model': 'model_a', 'rank': 1}]", "no rank for ['model_b']"),
-    ("[{'model': 'model_a', 'rank': 1}, {'model': 'model_a', 'rank': 2}]", "ranked twice"),
-    ("[{'model': 'model_a', 'rank': 1}, {'model': 'baseline', 'rank': 2}]", "unknown model name 'baseline'"),
-    ("[{'model': 'model_a', 'rank': 'best'}, {'model': 'model_b', 'rank': 'worst'}]", "not a number"),
-    ("[{'model': 'model_a', 'reason': 'cut off mid-sen", "no list"),  # truncated at max tokens
-    ("[{'model': 'model_a'}, {'model': 'model_b'}]", "lacks `model` or `rank`"),
-])
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("", "empty"),
+        ("Model A is clearly better.", "no list"),
+        ("[{'model': 'model_a', 'rank': 1}]", "no rank for ['model_b']"),
+        ("[{'model': 'model_a', 'rank': 1}, {'model': 'model_a', 'rank': 2}]", "ranked twice"),
+        (
+            "[{'model': 'model_a', 'rank': 1}, {'model': 'baseline', 'rank': 2}]",
+            "unknown model name 'baseline'",
+        ),
+        ("[{'model': 'model_a', 'rank': 'best'}, {'model': 'model_b', 'rank': 'worst'}]", "not a number"),
+        ("[{'model': 'model_a', 'reason': 'cut off mid-sen", "no list"),  # truncated at max tokens
+        ("[{'model': 'model_a'}, {'model': 'model_b'}]", "lacks `model` or `rank`"),
+    ],
+)
 def test_unusable_outputs_are_errors_never_guesses(text: str, why: str):
     with pytest.raises(VerdictParseError, match=re.escape(why)):
         parse_rank_list(text)
@@ -81,8 +87,10 @@ def test_both_orders_must_agree_for_a_win():
 
 
 def test_judge_fields_count_everything():
-    judged = [{"status": "judged", "outcome": o, "consistent": c, "len_model": 10, "len_baseline": 20}
-              for o, c in [("win", True), ("win", True), ("tie", False), ("loss", True)]]
+    judged = [
+        {"status": "judged", "outcome": o, "consistent": c, "len_model": 10, "len_baseline": 20}
+        for o, c in [("win", True), ("win", True), ("tie", False), ("loss", True)]
+    ]
     statuses = ("parse_failure", "judge_error", "no_baseline", "no_output", "not_sampled")
     others = [{"status": s} for s in statuses]
     fields = judge_fields(judged + others, {"resamples": 100, "seed": 0})
@@ -107,8 +115,13 @@ def test_templates_normalise_the_pdf_typography_and_name_their_source():
 
 def test_judge_messages_are_anonymised_and_ordered():
     judge = load_judge_config()
-    messages = judge.messages(role="李白", description="诗仙。", question=" 你好吗？ ", language="zh",
-                              answers=("第一个回答", "第二个回答"))
+    messages = judge.messages(
+        role="李白",
+        description="诗仙。",
+        question=" 你好吗？ ",
+        language="zh",
+        answers=("第一个回答", "第二个回答"),
+    )
     assert [m["role"] for m in messages] == ["system", "user"]
     assert messages[0]["content"].startswith("你是一个角色扮演的效果对比助手")
     user = messages[1]["content"]

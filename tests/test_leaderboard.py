@@ -102,14 +102,21 @@ def runs(tmp_path_factory, rolebench_data) -> Path:
     variant(demo, root / "nested" / "xss", name=XSS, scale=0.3, spec="test:a_b & 100%")
     results = read_results(root / "nested" / "xss")
     results.results["rolebench_demo_general"].value("rolellm")["per_role"][EVIL_ROLE] = {
-        "n": 1, "cus": 0.25, "raw": None}
+        "n": 1,
+        "cus": 0.25,
+        "raw": None,
+    }
     write_results(root / "nested" / "xss", results)
     rescore(shutil.copytree(demo, root / "rescored"), "opencompass")
     variant(root / "rescored", root / "demo-opencompass", name="oc model", scale=0.7)
     shutil.rmtree(root / "rescored")
     legacy = variant(demo, root / "demo-legacy", name="legacy model", scale=1.0)
     old = read_results(legacy)  # a results.json from before runs carried every protocol
-    old.config.scoring = {"protocol": "opencompass", "references": "first", "tokenizers": {"en": "x", "zh": "y"}}
+    old.config.scoring = {
+        "protocol": "opencompass",
+        "references": "first",
+        "tokenizers": {"en": "x", "zh": "y"},
+    }
     write_results(legacy, old)
     add_judge(
         variant(demo, root / "demo-judged", name="judged model", scale=0.9), ["win", "win", "tie", "loss"]
@@ -156,7 +163,8 @@ def test_rows_come_from_the_runs_group_results(runs, boards):
 
 def test_protocols_and_judges_get_separate_boards(boards):
     plain, rescored, legacy, judged = (
-        board_of(boards, m) for m in ("weak model", "oc model", "legacy model", "judged model"))
+        board_of(boards, m) for m in ("weak model", "oc model", "legacy model", "judged model")
+    )
     assert rescored.id == plain.id  # a protocol added by `rolebench score` leaves the paper's numbers shown
     assert len({plain.id, legacy.id, judged.id}) == 3
     assert legacy.protocol == "opencompass" and [r.model for r in legacy.rows] == ["legacy model"]

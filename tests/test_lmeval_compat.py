@@ -79,8 +79,12 @@ def rolebench_run(tiny_model_dir, rolebench_data, tmp_path_factory) -> Path:
 def rescored(sample: dict) -> dict[str, float | None]:
     doc = sample["doc"]
     split = get_split(doc["split"])
-    return score_sample(get_protocol("rolellm"), split.kind, split.language,
-                        Scorable(sample["filtered_resps"][0], doc["references"], doc["raw_answer"]))
+    return score_sample(
+        get_protocol("rolellm"),
+        split.kind,
+        split.language,
+        Scorable(sample["filtered_resps"][0], doc["references"], doc["raw_answer"]),
+    )
 
 
 def check_lm_eval_scores_are_rolebench_scores(results: dict) -> None:

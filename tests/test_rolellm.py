@@ -1,4 +1,4 @@
-"""The `rolellm` protocol: equal to pip `rouge` 1.0.1 per item on every released split, and the paper's figures."""
+"""The `rolellm` protocol: equal to pip `rouge` 1.0.1 per item on each released split; the paper's figures."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def unlimited(function, *args):
 
 
 def items(data: Path, folder: str, n: int) -> list[tuple[str, list[str]]]:
-    """(prediction, references): RoleGPT's answer where it joins, else a row's last candidate vs the others."""
+    """(prediction, references): RoleGPT's answer where it joins, else a row's last candidate vs the rest."""
     rows = [json.loads(line) for line in (data / folder / "test.jsonl").open(encoding="utf-8")]
     baseline_path = data / folder / "rolegpt_baseline.jsonl"
     found: list[tuple[str, list[str]]] = []
@@ -70,8 +70,11 @@ def items(data: Path, folder: str, n: int) -> list[tuple[str, list[str]]]:
         for line in baseline_path.open(encoding="utf-8"):
             record = json.loads(line)
             answers.setdefault((record["role"], record["question"]), record["generated"][0])
-        found = [(answers[(r["role"], r["question"])], r["generated"]) for r in rows
-                 if (r["role"], r["question"]) in answers]
+        found = [
+            (answers[(r["role"], r["question"])], r["generated"])
+            for r in rows
+            if (r["role"], r["question"]) in answers
+        ]
     if not found:
         found = [(r["generated"][-1], r["generated"][:-1]) for r in rows if len(r["generated"]) > 1]
     return random.Random(0).sample(found, min(n, len(found)))
@@ -87,14 +90,28 @@ def test_rolellm_equals_pip_rouge_per_item(split, rolebench_data, pip_rouge):
 
 
 def test_rolellm_edge_cases_match_pip_rouge(pip_rouge):
-    cases = [("", ["a b"]), ("...", ["a"]), ("a . . b", ["b . a"]), ("  .  ", ["a"]), ("a b", ["..."]),
-             ("the cat the dog", ["the dog the cat"]), ("A b. a B", ["a b"]), ("x y z", ["z y x", "x z"])]
+    cases = [
+        ("", ["a b"]),
+        ("...", ["a"]),
+        ("a . . b", ["b . a"]),
+        ("  .  ", ["a"]),
+        ("a b", ["..."]),
+        ("the cat the dog", ["the dog the cat"]),
+        ("A b. a B", ["a b"]),
+        ("x y z", ["z y x", "x z"]),
+    ]
     rng = random.Random(7)
     for _ in range(400):  # tiny vocabularies: many LCS of equal length, so the tie rule is exercised
-        cases.append((" ".join(rng.choice("ab.c") for _ in range(rng.randint(0, 12))),
-                      [" ".join(rng.choice("abc.d") for _ in range(rng.randint(0, 12)))]))
+        cases.append(
+            (
+                " ".join(rng.choice("ab.c") for _ in range(rng.randint(0, 12))),
+                [" ".join(rng.choice("abc.d") for _ in range(rng.randint(0, 12)))],
+            )
+        )
     for hypothesis, references in cases:
-        assert rolellm_recall(hypothesis, references[0]) == pip_recall(pip_rouge, hypothesis, references[:1], "en")
+        assert rolellm_recall(hypothesis, references[0]) == pip_recall(
+            pip_rouge, hypothesis, references[:1], "en"
+        )
         assert rouge_l([hypothesis], [references])[0] == pip_recall(pip_rouge, hypothesis, references, "en")
 
 
@@ -117,7 +134,8 @@ def test_public_scorer_takes_every_protocol():
     prediction, references = ["I am the Monkey King."], [["I am Sun Wukong, the Monkey King.", "Hello."]]
     assert rouge_l(prediction, references) == [5 / 7]
     assert rouge_l(prediction, references, protocol="rolebench") == get_protocol("rolebench").score_batch(
-        prediction, references, "en")
+        prediction, references, "en"
+    )
     assert rouge_l(prediction, references, protocol="opencompass")[0] < 1.0
     assert rouge_l(["俺老孙来也"], [["俺老孙是齐天大圣"]], language="zh") == [3 / 8]
 
@@ -125,8 +143,15 @@ def test_public_scorer_takes_every_protocol():
 def test_baseline_reproduces_the_papers_rolegpt_spe(rolebench_data, tmp_path):
     """`evaluate --model baseline:rolegpt` with no protocol flag: the paper's RoleGPT SPE figures."""
     tasks = ("rolebench_zh_specific", "rolebench_eng_instruct_specific", "rolebench_eng_role_specific")
-    results = evaluate(EvalOptions(model="baseline:rolegpt", tasks=tasks, output=tmp_path,
-                                   data_dir=str(rolebench_data), progress=False))
+    results = evaluate(
+        EvalOptions(
+            model="baseline:rolegpt",
+            tasks=tasks,
+            output=tmp_path,
+            data_dir=str(rolebench_data),
+            progress=False,
+        )
+    )
     spe = {task: results.results[task].value("spe") for task in tasks}
     assert round(spe["rolebench_zh_specific"] * 100, 4) == 24.7786  # paper 24.78
     assert round(spe["rolebench_eng_instruct_specific"] * 100, 4) == 32.2899  # paper 32.29

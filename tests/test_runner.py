@@ -58,7 +58,10 @@ def test_config_says_how_results_were_made(tmp_path):
     config = read_results(tmp_path).config
     assert config.model["spec"] == "baseline:rolegpt"
     assert config.tasks["rolebench_demo_specific"]["version"] == 1.0
-    assert config.scoring["protocol"] == "rolellm" and set(config.scoring["protocols"]) == {"rolellm", "rolebench"}
+    assert config.scoring["protocol"] == "rolellm" and set(config.scoring["protocols"]) == {
+        "rolellm",
+        "rolebench",
+    }
     assert len(config.prompt["template_hash"]) == 16
     assert config.data["files"] and config.packages["rolebench"]
     assert config.generation["max_new_tokens"] == 512 and config.generation["temperature"] == 0.0
@@ -111,7 +114,9 @@ class InterruptingAdapter(BaselineAdapter):
 
 
 def test_interrupted_run_resumes_without_generating_twice(tmp_path, monkeypatch):
-    monkeypatch.setitem(BACKENDS, "flaky", Backend("flaky", f"{__name__}:InterruptingAdapter", "name", "flaky:rolegpt"))
+    monkeypatch.setitem(
+        BACKENDS, "flaky", Backend("flaky", f"{__name__}:InterruptingAdapter", "name", "flaky:rolegpt")
+    )
     options = EvalOptions(
         model="flaky:rolegpt", tasks=("rolebench_demo_specific",), output=tmp_path, progress=False
     )
@@ -155,7 +160,9 @@ def test_baseline_answers_follow_the_data_not_the_store(tmp_path):
 
 
 def test_transport_options_do_not_invalidate_stored_generations(tmp_path, monkeypatch):
-    monkeypatch.setitem(BACKENDS, "flaky", Backend("flaky", f"{__name__}:InterruptingAdapter", "name", "flaky:rolegpt"))
+    monkeypatch.setitem(
+        BACKENDS, "flaky", Backend("flaky", f"{__name__}:InterruptingAdapter", "name", "flaky:rolegpt")
+    )
     InterruptingAdapter.budget, InterruptingAdapter.asked = None, []
     base = dict(model="flaky:rolegpt", tasks=("rolebench_demo_specific",), output=tmp_path, progress=False)
     evaluate(EvalOptions(**base, model_options={"timeout": "30"}))
@@ -175,18 +182,25 @@ def test_score_adds_a_protocol_and_keeps_everything_else(tmp_path):
     assert after.config.scoring["protocol"] == "rolellm"  # the headline stays the run's own
     assert list(after.config.scoring["protocols"]) == ["rolellm", "rolebench", "opencompass"]
     assert after.config.model == before.config.model and after.config.timings == before.config.timings
-    general_before, general = before.results["rolebench_demo_general"], after.results["rolebench_demo_general"]
+    general_before, general = (
+        before.results["rolebench_demo_general"],
+        after.results["rolebench_demo_general"],
+    )
     assert general.value("cus") == general_before.value("cus")  # headline values kept
     assert general.value("rolebench") == general_before.value("rolebench")
     sample = json.loads((tmp_path / "samples/rolebench_demo_general.jsonl").read_text().splitlines()[0])
     assert set(sample["scores"]) == {"cus", "raw"} and set(sample["protocol_scores"]) == set(
-        after.config.scoring["protocols"])
+        after.config.scoring["protocols"]
+    )
     # opencompass keeps only the first of the references, so it can never beat the best-of-references F
     assert general.value("opencompass")["cus"] <= general.value("rolebench")["cus"]
-    evaluate(EvalOptions(model="baseline:rolegpt", tasks=("rolebench_demo",), output=tmp_path, progress=False))
+    evaluate(
+        EvalOptions(model="baseline:rolegpt", tasks=("rolebench_demo",), output=tmp_path, progress=False)
+    )
     again = read_results(tmp_path)  # evaluating again keeps the added protocol and records fresh timings
-    assert "opencompass" in again.config.scoring["protocols"] and again.results["rolebench_demo_general"].value(
-        "opencompass") == general.value("opencompass")
+    assert "opencompass" in again.config.scoring["protocols"] and again.results[
+        "rolebench_demo_general"
+    ].value("opencompass") == general.value("opencompass")
 
 
 def test_opencompass_protocol_adds_its_pooled_split_number_and_rescoring_keeps_it(rolebench_data, tmp_path):
@@ -310,8 +324,15 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, args, expected):
 
 def test_unknown_backend_options_are_refused_before_any_work(tmp_path, capsys):
     code = run_cli(
-        "evaluate", "--model", "baseline:rolegpt", "--tasks", "rolebench_demo_specific",
-        "--output", str(tmp_path / "run"), "--model-args", "api_key=sk-secret-value-123456",
+        "evaluate",
+        "--model",
+        "baseline:rolegpt",
+        "--tasks",
+        "rolebench_demo_specific",
+        "--output",
+        str(tmp_path / "run"),
+        "--model-args",
+        "api_key=sk-secret-value-123456",
     )
     err = capsys.readouterr().err
     assert code == 2 and "unknown option 'api_key' for baseline: models" in err

@@ -169,9 +169,14 @@ def test_opencompass_chinese_equals_jieba_and_rouge_chinese(rolebench_data):
     jieba = pytest.importorskip("jieba")
     rouge = pytest.importorskip("rouge_chinese").Rouge()
     samples = _multi(rolebench_data, ZH_CUS, 100)
-    samples += [("", ["你好"]), ("！！！", ["。"]), ("The cat, a dog", ["the cat"]),
-                ("第一行\n第二行", ["第一行"]), ("3.14是圆周率", ["3"]),
-                ("孙悟空 齐天大圣", ["齐天大圣 孙悟空"])]
+    samples += [
+        ("", ["你好"]),
+        ("！！！", ["。"]),
+        ("The cat, a dog", ["the cat"]),
+        ("第一行\n第二行", ["第一行"]),
+        ("3.14是圆周率", ["3"]),
+        ("孙悟空 齐天大圣", ["齐天大圣 孙悟空"]),
+    ]
     preds = [" ".join(jieba.cut(_oc_general_postprocess(p))) or "__PREDPLACEHOLDER__" for p, _ in samples]
     refs = [" ".join(jieba.cut(_oc_general_postprocess(r[0]))) or "__REFRPLACEHOLDER__" for _, r in samples]
     expected = [s["rouge-l"]["f"] for s in rouge.get_scores(preds, refs)]
@@ -246,4 +251,6 @@ def test_bad_language_empty_references_and_mismatched_batch_are_errors():
     with pytest.raises(ValueError, match="2 predictions but 1 reference lists"):
         protocol.score_batch(["a", "b"], [["a"]], "en")
     assert protocol.score_batch(["a b", "c"], [["a"], ["c", "d"]], "en") == [
-        protocol.score("a b", ["a"], "en"), protocol.score("c", ["c", "d"], "en")]
+        protocol.score("a b", ["a"], "en"),
+        protocol.score("c", ["c", "d"], "en"),
+    ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from rolebench.commands.arguments import Subparsers
 from rolebench.errors import ConfigError
 
 _DESCRIPTION = """\
@@ -15,7 +16,7 @@ push      upload a build to a Hub dataset repo and tag the commit with its versi
 info      roles, splits, row counts and missing files of a data source"""
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
+def add_parser(subparsers: Subparsers) -> None:
     from rolebench.data.source import UPSTREAM_REPO, UPSTREAM_REVISION
 
     p = subparsers.add_parser(
@@ -109,11 +110,12 @@ def _verify(args: argparse.Namespace) -> int:
     elif (args.dir / MANIFEST_NAME).is_file():
         manifest = read_manifest(args.dir / MANIFEST_NAME)
     else:
-        manifest = packaged_manifest(UPSTREAM_REVISION)
-        if manifest is None:
+        packaged = packaged_manifest(UPSTREAM_REVISION)
+        if packaged is None:
             raise ConfigError(
                 f"no {MANIFEST_NAME} in {args.dir} and no packaged manifest", fix="pass --manifest"
             )
+        manifest = packaged
     print(f"verifying {args.dir} against the {manifest.describe()}")
     report = verify(args.dir, manifest, partial=args.partial)
     print("\n".join(report.lines()))

@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 import re
 from pathlib import Path
-from typing import Any
 
+from rolebench.commands.arguments import Subparsers, add_data_arguments, model_options
 from rolebench.errors import ConfigError
 from rolebench.results.schema import RunResults
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
+def add_parser(subparsers: Subparsers) -> None:
     p = subparsers.add_parser(
         "evaluate",
         help="evaluate a model on RoleBench tasks",
@@ -63,36 +63,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
     p.set_defaults(run=run)
-
-
-def add_data_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--data-dir",
-        help="local RoleBench folder in the Hub layout, a `rolebench data build` folder, or "
-        "hf://ORG/NAME@VERSION (default: $ROLEBENCH_DATA, else the upstream Hub repo at a pinned revision)",
-    )
-    p.add_argument("--revision", help="Hub revision of ZenMoore/RoleBench (default: the pinned one)")
-
-
-def parse_model_args(text: str) -> dict[str, Any]:
-    """`key=value,key=value` into a dict (values kept as strings; adapters convert)."""
-    options: dict[str, Any] = {}
-    for item in filter(None, (part.strip() for part in text.split(","))):
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise ConfigError(
-                f"bad model argument {item!r}", where="--model-args", fix="write key=value,key=value"
-            )
-        options[key.strip()] = value.strip()
-    return options
-
-
-def model_options(args: argparse.Namespace) -> dict[str, Any]:
-    """Backend options from `--model-args`, with `--base-url` as `base_url`."""
-    options = parse_model_args(args.model_args)
-    if args.base_url:
-        options["base_url"] = args.base_url
-    return options
 
 
 def default_output(model: str) -> Path:

@@ -5,26 +5,50 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from rolebench.commands.arguments import Subparsers
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
+
+def add_parser(subparsers: Subparsers) -> None:
     p = subparsers.add_parser(
-        "judge", help="win rate against the RoleGPT baseline with an LLM judge (no model needed)",
+        "judge",
+        help="win rate against the RoleGPT baseline with an LLM judge (no model needed)",
         description="Judge DIR/samples/*.jsonl against the RoleGPT baseline answers with the RoleLLM ranking "
         "prompt (anonymised, both orders), write DIR/judgments/*.jsonl and add the win rate to "
-        "DIR/results.json. Judge completions are cached ($ROLEBENCH_CACHE or the user cache dir).")
+        "DIR/results.json. Judge completions are cached ($ROLEBENCH_CACHE or the user cache dir).",
+    )
     p.add_argument("run_dir", type=Path, help="a run folder written by `rolebench evaluate`")
-    p.add_argument("--judge", required=True, metavar="SPEC",
-                   help="judge model spec: openai:MODEL[@URL], hf:ID, llamacpp:PATH, ...")
+    p.add_argument(
+        "--judge",
+        required=True,
+        metavar="SPEC",
+        help="judge model spec: openai:MODEL[@URL], hf:ID, llamacpp:PATH, ...",
+    )
     p.add_argument("--judge-limit", type=int, metavar="N", help="judge a seeded sample of N pairs per task")
-    p.add_argument("--concurrency", type=int, default=8, metavar="C",
-                   help="judge requests in flight (API judges; default 8)")
+    p.add_argument(
+        "--concurrency",
+        type=int,
+        default=8,
+        metavar="C",
+        help="judge requests in flight (API judges; default 8)",
+    )
     p.add_argument("--base-url", metavar="URL", help="OpenAI-compatible server URL for an openai: judge")
-    p.add_argument("--price-table", type=Path, metavar="FILE",
-                   help="YAML/JSON: MODEL: {input: $/1M tokens, output: $/1M tokens}")
-    p.add_argument("--reparse", action="store_true",
-                   help="re-apply the parser to stored judge completions (no new calls for parsable ones)")
-    p.add_argument("--judge-config", default="rolellm_rank", metavar="NAME|FILE",
-                   help="packaged judge name or judge YAML file")
+    p.add_argument(
+        "--price-table",
+        type=Path,
+        metavar="FILE",
+        help="YAML/JSON: MODEL: {input: $/1M tokens, output: $/1M tokens}",
+    )
+    p.add_argument(
+        "--reparse",
+        action="store_true",
+        help="re-apply the parser to stored judge completions (no new calls for parsable ones)",
+    )
+    p.add_argument(
+        "--judge-config",
+        default="rolellm_rank",
+        metavar="NAME|FILE",
+        help="packaged judge name or judge YAML file",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the --judge-limit sample")
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
     p.set_defaults(run=run)
@@ -36,16 +60,24 @@ def run(args: argparse.Namespace) -> int:
     from rolebench.results.io import read_results
 
     settings = JudgeSettings(
-        limit=args.judge_limit, concurrency=args.concurrency, base_url=args.base_url,
-        progress=not args.no_progress, price_table=args.price_table, reparse=args.reparse,
-        judge_config=args.judge_config, seed=args.seed)
+        limit=args.judge_limit,
+        concurrency=args.concurrency,
+        base_url=args.base_url,
+        progress=not args.no_progress,
+        price_table=args.price_table,
+        reparse=args.reparse,
+        judge_config=args.judge_config,
+        seed=args.seed,
+    )
     report = judge_run(args.run_dir, args.judge, settings=settings)
     print(summary_text(read_results(args.run_dir)))
     block = report["judge"]
     cost = block.get("cost_usd")
-    print(f"\njudge {block['spec']}: {block['this_run']['requests']} new requests, "
-          f"{block['usage']['requests']} completions behind these numbers"
-          + (f", ${cost:.4f}" if cost is not None else ""))
+    print(
+        f"\njudge {block['spec']}: {block['this_run']['requests']} new requests, "
+        f"{block['usage']['requests']} completions behind these numbers"
+        + (f", ${cost:.4f}" if cost is not None else "")
+    )
     failures = sum(r["parse_failures"] for r in report["results"].values())
     errors = sum(r["judge_errors"] for r in report["results"].values())
     if failures or errors:

@@ -6,10 +6,11 @@ import argparse
 import os
 from pathlib import Path
 
+from rolebench.commands.arguments import Subparsers
 from rolebench.errors import ConfigError
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
+def add_parser(subparsers: Subparsers) -> None:
     p = subparsers.add_parser(
         "leaderboard",
         help="build leaderboard tables (Markdown, CSV, LaTeX, HTML) or publish them to the Hub",

@@ -6,11 +6,16 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from rolebench.commands.arguments import Subparsers
 from rolebench.errors import ConfigError
 
+if TYPE_CHECKING:
+    from rolebench.recipes.generation import GeneratorSettings
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
+
+def add_parser(subparsers: Subparsers) -> None:
     p = subparsers.add_parser(
         "recipe",
         help="regenerate RoleBench data and train RoleLLaMA/RoleGLM (see docs/RECIPES.md)",
@@ -44,7 +49,7 @@ def _generator_arguments(p: argparse.ArgumentParser, *, temperature: float, max_
     g.add_argument("--no-progress", action="store_true", help="hide progress bars")
 
 
-def _context_instruct(recipes: argparse._SubParsersAction) -> None:
+def _context_instruct(recipes: Subparsers) -> None:
     p = recipes.add_parser(
         "context-instruct", help="role-specific questions/answers from a profile or script"
     )
@@ -68,7 +73,7 @@ def _context_instruct(recipes: argparse._SubParsersAction) -> None:
     _generator_arguments(p, temperature=0.7, max_new_tokens=3000)
 
 
-def _rolegpt(recipes: argparse._SubParsersAction) -> None:
+def _rolegpt(recipes: Subparsers) -> None:
     p = recipes.add_parser(
         "rolegpt", help="answer general instructions in role (RoleGPT, dialogue engineering)"
     )
@@ -90,7 +95,7 @@ def _rolegpt(recipes: argparse._SubParsersAction) -> None:
     _generator_arguments(p, temperature=0.7, max_new_tokens=512)
 
 
-def _describe_role(recipes: argparse._SubParsersAction) -> None:
+def _describe_role(recipes: Subparsers) -> None:
     p = recipes.add_parser(
         "describe-role", help="a new role's description and catchphrases (desc.json entry)"
     )
@@ -101,7 +106,7 @@ def _describe_role(recipes: argparse._SubParsersAction) -> None:
     _generator_arguments(p, temperature=0.0, max_new_tokens=512)
 
 
-def _build_splits(recipes: argparse._SubParsersAction) -> None:
+def _build_splits(recipes: Subparsers) -> None:
     p = recipes.add_parser("build-splits", help="instruction- and role-generalization train/test splits")
     p.add_argument(
         "--data", required=True, type=Path, help="folder with general/*.jsonl and role_specific/*.jsonl"
@@ -115,7 +120,7 @@ def _build_splits(recipes: argparse._SubParsersAction) -> None:
     )
 
 
-def _rocit(recipes: argparse._SubParsersAction) -> None:
+def _rocit(recipes: Subparsers) -> None:
     p = recipes.add_parser("rocit", help="LoRA role-conditioned instruction tuning, then evaluation")
     p.add_argument(
         "--config", required=True, help="shipped config (rolellama, roleglm, smoke-cpu) or a YAML file"
@@ -137,9 +142,9 @@ def cache_path(args: argparse.Namespace) -> Path:
     return args.cache if args.cache is not None else cache_dir() / "recipes.sqlite"
 
 
-def generator_settings(args: argparse.Namespace):  # noqa: ANN201 - GeneratorSettings
+def generator_settings(args: argparse.Namespace) -> GeneratorSettings:
     from model_adapters import GenerationConfig
-    from rolebench.commands.evaluate import model_options
+    from rolebench.commands.arguments import model_options
     from rolebench.recipes.generation import GeneratorSettings
 
     options = model_options(args)

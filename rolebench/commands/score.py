@@ -5,13 +5,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from rolebench.commands.arguments import Subparsers
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
+
+def add_parser(subparsers: Subparsers) -> None:
     p = subparsers.add_parser(
         "score",
         help="score saved generations under another protocol (no model needed)",
         description="Score DIR/samples/*.jsonl under a ROUGE-L protocol and add its numbers to "
-        "DIR/results.json. The run's headline numbers, its other protocols, timings and judge fields are kept.",
+        "DIR/results.json. The run's headline numbers, its other protocols, timings and judge fields "
+        "are kept.",
     )
     p.add_argument("run_dir", type=Path, help="a run folder written by `rolebench evaluate`")
     p.add_argument("--protocol", default="rolellm", help="rolellm (default), rolebench or opencompass")

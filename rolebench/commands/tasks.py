@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from rolebench.commands.arguments import Subparsers
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
+
+def add_parser(subparsers: Subparsers) -> None:
     p = subparsers.add_parser("tasks", help="list tasks and groups")
     p.add_argument(
         "--include-path", type=Path, action="append", default=[], help="extra folder of task YAMLs"

@@ -12,7 +12,15 @@ from typing import Any
 
 import yaml
 
-from rolebench.data.layout import FAITHFUL_VERSION, PROFILE_COLUMNS, PROFILE_CONFIGS, QA_COLUMNS, QA_CONFIGS
+from rolebench.data.layout import (
+    FAITHFUL_VERSION,
+    PROFILE_COLUMNS,
+    PROFILE_CONFIGS,
+    QA_COLUMNS,
+    QA_CONFIGS,
+    ProfileConfig,
+    QAConfig,
+)
 from rolebench.errors import DataError
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
@@ -113,25 +121,26 @@ def render_card(
         rolebench_version = package_version("rolebench")
     except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
         rolebench_version = "unknown"
-    configs = [
-        c
-        for c in (*QA_CONFIGS.values(), *PROFILE_CONFIGS.values())
-        if any(t.config == c.name for t in tables)
-    ]
-    text = text_environment(TEMPLATE_DIR).get_template(CARD_TEMPLATE).render(
-        front_matter=yaml.safe_dump(front_matter(tables), sort_keys=False, allow_unicode=True),
-        version=version,
-        faithful_version=FAITHFUL_VERSION,
-        rolebench_version=rolebench_version,
-        tables=tables,
-        configs=configs,
-        qa_columns=QA_COLUMNS,
-        profile_columns=PROFILE_COLUMNS,
-        absent=absent,
-        issues=issues,
-        provenance=provenance,
-        hub_repo=hub_repo,
-        changelog=changelog(version, provenance["revision"], changes),
+    every: list[QAConfig | ProfileConfig] = [*QA_CONFIGS.values(), *PROFILE_CONFIGS.values()]
+    configs = [c for c in every if any(t.config == c.name for t in tables)]
+    text = (
+        text_environment(TEMPLATE_DIR)
+        .get_template(CARD_TEMPLATE)
+        .render(
+            front_matter=yaml.safe_dump(front_matter(tables), sort_keys=False, allow_unicode=True),
+            version=version,
+            faithful_version=FAITHFUL_VERSION,
+            rolebench_version=rolebench_version,
+            tables=tables,
+            configs=configs,
+            qa_columns=QA_COLUMNS,
+            profile_columns=PROFILE_COLUMNS,
+            absent=absent,
+            issues=issues,
+            provenance=provenance,
+            hub_repo=hub_repo,
+            changelog=changelog(version, provenance["revision"], changes),
+        )
     )
     return text.strip() + "\n"
 

@@ -124,7 +124,7 @@ def checksum_files(root: Path, relpaths: list[str]) -> dict[str, dict[str, Any]]
 
 def scan(
     root: Path, *, include: list[str] | None = None, ignore: list[str] | tuple[str, ...] = ()
-) -> dict[str, dict]:
+) -> dict[str, dict[str, Any]]:
     """Checksums of the files under `root` (only those matching `include` patterns, when given)."""
     relpaths = [r for r in list_files(root, ignore) if include is None or _matches(r, include)]
     return checksum_files(root, relpaths)

@@ -1,4 +1,4 @@
-"""Which RoleBench source a command reads: `--data-dir`, else $ROLEBENCH_DATA, else the Hub at a pinned revision.
+"""The RoleBench source a command reads: `--data-dir`, else $ROLEBENCH_DATA, else the Hub (pinned revision).
 
 A folder made by `rolebench data build`, or `hf://ORG/NAME@VERSION`, is a packaged build, read
 through `rolebench.data.packaged.PackagedSource` in the same upstream layout as a local copy.

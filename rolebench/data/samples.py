@@ -90,7 +90,9 @@ def load_descriptions(split: SplitDef, source: DataSource) -> dict[str, str]:
     return data
 
 
-BASELINE_JOIN = "(role, question) as written; else (role, question stripped of surrounding whitespace) when unambiguous"
+BASELINE_JOIN = (
+    "(role, question) as written; else (role, question stripped of surrounding whitespace) when unambiguous"
+)
 
 
 class BaselineAnswers:

@@ -87,6 +87,7 @@ SPLITS: dict[str, SplitDef] = {
     ]
 }
 
+
 def get_split(split_id: str) -> SplitDef:
     try:
         return SPLITS[split_id]

@@ -33,10 +33,17 @@ def generate_task(plan: TaskPlan, model: CachedModel, *, progress: bool = True) 
     missing = [r for r in plan.requests if r.id not in outputs]
     if not missing:
         return outputs
-    with tqdm(total=len(missing), desc=f"generate {plan.spec.name}", unit="sample", disable=not progress) as bar:
+    with tqdm(
+        total=len(missing), desc=f"generate {plan.spec.name}", unit="sample", disable=not progress
+    ) as bar:
         for request, generation in model.adapter().generate(missing, plan.config):
-            record = {"output": generation.text, "error": generation.error, "seconds": generation.seconds,
-                      "usage": vars(generation.usage), "finish_reason": generation.finish_reason}
+            record = {
+                "output": generation.text,
+                "error": generation.error,
+                "seconds": generation.seconds,
+                "usage": vars(generation.usage),
+                "finish_reason": generation.finish_reason,
+            }
             if generation.text is not None:
                 model.store.put(keys[request.id], record)
             outputs[request.id] = record

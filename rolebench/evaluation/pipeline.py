@@ -35,8 +35,11 @@ def check_output_dir(options: EvalOptions) -> list[str]:
     previous = read_results(options.output)
     spec = previous.config.model.get("spec")
     if spec and spec != options.model:
-        raise ConfigError(f"{options.output} holds a run of {spec}, not {options.model}",
-                          where="--output", fix="choose another output folder")
+        raise ConfigError(
+            f"{options.output} holds a run of {spec}, not {options.model}",
+            where="--output",
+            fix="choose another output folder",
+        )
     return list(previous.config.scoring.get("protocols") or {})
 
 
@@ -45,17 +48,31 @@ def scoring_config(protocols: Sequence[ScoringProtocol]) -> dict[str, Any]:
     return {**protocols[0].describe(), "protocols": {p.name: p.describe() for p in protocols}}
 
 
-def build_config(options: EvalOptions, model: CachedModel, model_info: dict[str, Any], source: DataSource,
-                 specs: Sequence[TaskSpec], plans: Sequence[TaskPlan],
-                 protocols: Sequence[ScoringProtocol]) -> RunConfig:
+def build_config(
+    options: EvalOptions,
+    model: CachedModel,
+    model_info: dict[str, Any],
+    source: DataSource,
+    specs: Sequence[TaskSpec],
+    plans: Sequence[TaskPlan],
+    protocols: Sequence[ScoringProtocol],
+) -> RunConfig:
     generation = plans[0].config.as_dict() if plans else options.generation.as_dict()
     return RunConfig(
-        model={**model_info, "spec": options.model, "scheme": model.spec.scheme,
-               "options": {k: str(v) for k, v in options.model_options.items()}, "identity": model.identity},
+        model={
+            **model_info,
+            "spec": options.model,
+            "scheme": model.spec.scheme,
+            "options": {k: str(v) for k, v in options.model_options.items()},
+            "identity": model.identity,
+        },
         data={**data_provenance(source, specs), "baseline_join": BASELINE_JOIN},
         tasks={s.name: s.describe() for s in specs},
-        prompt={"template_hash": prompt_template_hash(), "system_role": model_info.get("system_role", "system"),
-                "chat_template_sha256": model_info.get("chat_template_sha256")},
+        prompt={
+            "template_hash": prompt_template_hash(),
+            "system_role": model_info.get("system_role", "system"),
+            "chat_template_sha256": model_info.get("chat_template_sha256"),
+        },
         scoring=scoring_config(protocols),
         generation=generation,
         limit=options.limit,
@@ -80,19 +97,28 @@ def group_defs(groups: Sequence[GroupSpec]) -> list[GroupDef]:
     return [GroupDef(g.name, g.members) for g in groups]
 
 
-def score_and_write(output: Path, plans: Sequence[TaskPlan], outputs: Sequence[dict[str, dict[str, Any]]],
-                    protocols: Sequence[ScoringProtocol], groups: Sequence[GroupSpec],
-                    options: EvalOptions) -> RunResults:
+def score_and_write(
+    output: Path,
+    plans: Sequence[TaskPlan],
+    outputs: Sequence[dict[str, dict[str, Any]]],
+    protocols: Sequence[ScoringProtocol],
+    groups: Sequence[GroupSpec],
+    options: EvalOptions,
+) -> RunResults:
     """Score every sample under every protocol, write the samples files, aggregate (config filled later)."""
     records: dict[str, list[SampleRecord]] = {}
     for plan, generated in zip(plans, outputs, strict=True):
-        unscored = [sample_record(s, r.messages, generated[r.id]) for s, r in zip(plan.samples, plan.requests,
-                                                                                    strict=True)]
+        unscored = [
+            sample_record(s, r.messages, generated[r.id])
+            for s, r in zip(plan.samples, plan.requests, strict=True)
+        ]
         records[plan.spec.name] = add_scores(unscored, plan.spec.split.id, protocols, protocols[0].name)
         write_samples(output, plan.spec.name, records[plan.spec.name])
     splits = {plan.spec.name: plan.spec.split.id for plan in plans}
     limits = {plan.spec.name: plan.config.max_new_tokens for plan in plans}
-    tasks, group_values = aggregate_run(records, splits, group_defs(groups), protocols, options.bootstrap, limits)
+    tasks, group_values = aggregate_run(
+        records, splits, group_defs(groups), protocols, options.bootstrap, limits
+    )
     return RunResults(created=now_iso(), config=RunConfig(), results=tasks, groups=group_values)
 
 

@@ -29,8 +29,11 @@ def plan_tasks(options: EvalOptions, specs: Sequence[TaskSpec], source: DataSour
         max_tokens = options.max_new_tokens or spec.max_new_tokens or options.generation.max_new_tokens
         config = replace(options.generation, max_new_tokens=max_tokens)
         requests = [
-            Request(id=s.id, messages=role_messages(s.role, s.description, s.question, s.language),
-                    meta={"baseline": s.baseline, "role": s.role, "question": s.question, "split": s.split})
+            Request(
+                id=s.id,
+                messages=role_messages(s.role, s.description, s.question, s.language),
+                meta={"baseline": s.baseline, "role": s.role, "question": s.question, "split": s.split},
+            )
             for s in samples
         ]
         plans.append(TaskPlan(spec, samples, requests, config))

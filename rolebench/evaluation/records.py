@@ -1,4 +1,4 @@
-"""Step 3 of `rolebench evaluate` (and of `rolebench score`): the samples lines, scored under each protocol."""
+"""Step 3 of `rolebench evaluate` (and of `rolebench score`): samples lines, scored under each protocol."""
 
 from __future__ import annotations
 
@@ -15,23 +15,41 @@ from rolebench.scoring.protocols import ScoringProtocol
 def sample_record(sample: Sample, messages: list[dict[str, str]], generated: dict[str, Any]) -> SampleRecord:
     """One line of DIR/samples/<task>.jsonl, not yet scored."""
     return SampleRecord(
-        id=sample.id, index=sample.index, role=sample.role, question=sample.question, messages=messages,
-        output=generated["output"], error=generated.get("error"), usage=generated.get("usage"),
-        finish_reason=generated.get("finish_reason"), references=list(sample.references),
-        raw_answer=sample.raw_answer, baseline=sample.baseline, types=list(sample.types),
-        language=sample.language, description=sample.description, scores={},  # type: ignore[arg-type]
+        id=sample.id,
+        index=sample.index,
+        role=sample.role,
+        question=sample.question,
+        messages=messages,
+        output=generated["output"],
+        error=generated.get("error"),
+        usage=generated.get("usage"),
+        finish_reason=generated.get("finish_reason"),
+        references=list(sample.references),
+        raw_answer=sample.raw_answer,
+        baseline=sample.baseline,
+        types=list(sample.types),
+        language=sample.language,
+        description=sample.description,
+        scores={},
     )
 
 
-def add_scores(records: Sequence[SampleRecord], split: str, protocols: Sequence[ScoringProtocol],
-               headline: str) -> list[SampleRecord]:
+def add_scores(
+    records: Sequence[SampleRecord], split: str, protocols: Sequence[ScoringProtocol], headline: str
+) -> list[SampleRecord]:
     """The records with every protocol's scores added (others kept) and the headline ones in `scores`."""
     spec = get_split(split)
     scorable = [Scorable(r.output, r.references, r.raw_answer) for r in records]
     by_protocol = {p.name: score_samples(p, spec.kind, spec.language, scorable) for p in protocols}
     scored = []
     for i, record in enumerate(records):
-        protocol_scores = {**record.protocol_scores, **{name: values[i] for name, values in by_protocol.items()}}
-        scored.append(record.model_copy(update={"protocol_scores": protocol_scores,
-                                                "scores": protocol_scores[headline]}))
+        protocol_scores = {
+            **record.protocol_scores,
+            **{name: values[i] for name, values in by_protocol.items()},
+        }
+        scored.append(
+            record.model_copy(
+                update={"protocol_scores": protocol_scores, "scores": protocol_scores[headline]}
+            )
+        )
     return scored

@@ -32,16 +32,26 @@ def rescore(run_dir: Path, protocol_name: str, bootstrap: BootstrapSettings | No
     for task, old in previous.results.items():
         splits[task] = old.split
         records[task] = add_scores(read_samples(run_dir, task), old.split, protocols, protocols[0].name)
-    limits = {task: (old.lengths.max_new_tokens if old.lengths else None) for task, old in previous.results.items()}
+    limits = {
+        task: (old.lengths.max_new_tokens if old.lengths else None) for task, old in previous.results.items()
+    }
     groups = [GroupDef(name, tuple(g.tasks)) for name, g in previous.groups.items()]
     fresh_tasks, fresh_groups = aggregate_run(records, splits, groups, protocols, boot, limits)
-    tasks = {t: TaskResult(**{**previous.results[t].model_dump(), **r.model_dump()}) for t, r in fresh_tasks.items()}
-    merged_groups = {name: GroupResult(**{**previous.groups[name].model_dump(), **g.model_dump()})
-                     for name, g in fresh_groups.items()}
-    config = previous.config.model_copy(update={
-        "scoring": scoring_config(protocols), "bootstrap": boot.describe(),
-        "rescored": {"at": now_iso(), "command": command_line(), "added": protocol_name},
-    })
+    tasks = {
+        t: TaskResult(**{**previous.results[t].model_dump(), **r.model_dump()})
+        for t, r in fresh_tasks.items()
+    }
+    merged_groups = {
+        name: GroupResult(**{**previous.groups[name].model_dump(), **g.model_dump()})
+        for name, g in fresh_groups.items()
+    }
+    config = previous.config.model_copy(
+        update={
+            "scoring": scoring_config(protocols),
+            "bootstrap": boot.describe(),
+            "rescored": {"at": now_iso(), "command": command_line(), "added": protocol_name},
+        }
+    )
     results = RunResults(created=previous.created, config=config, results=tasks, groups=merged_groups)
     for task, rows in records.items():
         write_samples(run_dir, task, rows)

@@ -41,8 +41,12 @@ class Slot:
         return next((a["verdict"] for a in self.attempts if a.get("verdict") is not None), None)
 
     def needs(self, attempt: int, max_attempts: int) -> bool:
-        return (self.error is None and self.verdict is None and len(self.attempts) == attempt
-                and attempt < max_attempts)
+        return (
+            self.error is None
+            and self.verdict is None
+            and len(self.attempts) == attempt
+            and attempt < max_attempts
+        )
 
 
 @dataclass
@@ -73,8 +77,16 @@ def parse_completion(parser: Parser, text: str, labels: Sequence[str]) -> tuple[
 class JudgeCaller:
     """Settles every slot: loads stored attempts, then calls the judge for what is missing."""
 
-    def __init__(self, judge: CachedModel, config: JudgeConfig, store: RecordStore, *, concurrency: int,
-                 reparse: bool = False, progress: bool = True) -> None:
+    def __init__(
+        self,
+        judge: CachedModel,
+        config: JudgeConfig,
+        store: RecordStore,
+        *,
+        concurrency: int,
+        reparse: bool = False,
+        progress: bool = True,
+    ) -> None:
         self.judge, self.config, self.store = judge, config, store
         self.concurrency, self.reparse, self.progress = concurrency, reparse, progress
         self.parser = config.parse()
@@ -85,8 +97,9 @@ class JudgeCaller:
     def key(self, slot: Slot, attempt: int) -> str:
         if attempt not in slot.keys:
             decoding = self.config.generation_config(attempt, concurrency=self.concurrency).decoding_key()
-            slot.keys[attempt] = judgment_key(self.judge, self._template_hash, decoding, slot.messages,
-                                              attempt)
+            slot.keys[attempt] = judgment_key(
+                self.judge, self._template_hash, decoding, slot.messages, attempt
+            )
         return slot.keys[attempt]
 
     def settle(self, slots: Sequence[Slot]) -> CallStats:
@@ -104,9 +117,11 @@ class JudgeCaller:
     def usage(self) -> dict[str, int]:
         """Tokens and requests behind these verdicts, cached ones included (what the numbers cost)."""
         usages = [record.get("usage") or {} for record in self.used.values()]
-        return {"requests": len(usages),
-                "prompt_tokens": sum(int(u.get("prompt_tokens", 0)) for u in usages),
-                "completion_tokens": sum(int(u.get("completion_tokens", 0)) for u in usages)}
+        return {
+            "requests": len(usages),
+            "prompt_tokens": sum(int(u.get("prompt_tokens", 0)) for u in usages),
+            "completion_tokens": sum(int(u.get("completion_tokens", 0)) for u in usages),
+        }
 
     def _load_stored(self, slots: Sequence[Slot]) -> None:
         for attempt in range(self.config.max_attempts):
@@ -125,8 +140,13 @@ class JudgeCaller:
         """Re-apply the current parser to a stored raw completion (no judge call); store a change."""
         verdict, problem = parse_completion(self.parser, record["raw"], self.config.labels)
         if verdict != record.get("verdict") or problem != record.get("parse_error"):
-            record = {**record, "verdict": verdict, "parse_error": problem, "parser": self.config.parser,
-                      "reparsed": now_iso()}
+            record = {
+                **record,
+                "verdict": verdict,
+                "parse_error": problem,
+                "parser": self.config.parser,
+                "reparsed": now_iso(),
+            }
             self.store.put(key, record)
             self.stats.reparsed += 1
         return record
@@ -161,10 +181,18 @@ class JudgeCaller:
             self.stats.errors += 1
             return
         verdict, problem = parse_completion(self.parser, generation.text, self.config.labels)
-        record = {"raw": generation.text, "verdict": verdict, "parse_error": problem,
-                  "parser": self.config.parser, "attempt": attempt, "usage": vars(generation.usage),
-                  "seconds": generation.seconds, "finish_reason": generation.finish_reason,
-                  "judge": self.judge.identity, "created": now_iso()}
+        record = {
+            "raw": generation.text,
+            "verdict": verdict,
+            "parse_error": problem,
+            "parser": self.config.parser,
+            "attempt": attempt,
+            "usage": vars(generation.usage),
+            "seconds": generation.seconds,
+            "finish_reason": generation.finish_reason,
+            "judge": self.judge.identity,
+            "created": now_iso(),
+        }
         self.store.put(key, record)
         self.used[key] = record
         for slot in slots:

@@ -74,39 +74,66 @@ class JudgeConfig(BaseModel):
         """Decoding settings of attempt 0 (the judge's own) or of a retry (re-sampled, seed + attempt)."""
         gen = self.generation
         temperature = gen.temperature if attempt == 0 else self.retries.temperature
-        return GenerationConfig(max_new_tokens=gen.max_new_tokens, temperature=temperature, top_p=gen.top_p,
-                                seed=gen.seed + attempt, batch_size=batch_size, concurrency=concurrency)
+        return GenerationConfig(
+            max_new_tokens=gen.max_new_tokens,
+            temperature=temperature,
+            top_p=gen.top_p,
+            seed=gen.seed + attempt,
+            batch_size=batch_size,
+            concurrency=concurrency,
+        )
 
-    def messages(self, *, role: str, description: str, question: str, language: str,
-                 answers: tuple[str, str]) -> list[Message]:
+    def messages(
+        self, *, role: str, description: str, question: str, language: str, answers: tuple[str, str]
+    ) -> list[Message]:
         """The ranking prompt with `answers` shown in this order, named by `labels` only."""
         template = self.templates.get(language)
         if template is None:
-            raise ConfigError(f"judge {self.name} has no prompt for language {language!r}", where=self.path,
-                              fix="add it under `templates:`")
+            raise ConfigError(
+                f"judge {self.name} has no prompt for language {language!r}",
+                where=self.path,
+                fix="add it under `templates:`",
+            )
         question_dict = json.dumps({"question": question.strip()}, ensure_ascii=False)
         shown = [{"model": label, "answer": text} for label, text in zip(self.labels, answers, strict=True)]
         answer_list = json.dumps(shown, ensure_ascii=False, indent=2)
-        values = {"role": role, "description": description, "question_dict": question_dict,
-                  "list_model_answer_dict": answer_list}
-        return [{"role": "system", "content": _system_prompt(template)},
-                {"role": "user", "content": render(template, part="user", **values)}]
+        values = {
+            "role": role,
+            "description": description,
+            "question_dict": question_dict,
+            "list_model_answer_dict": answer_list,
+        }
+        return [
+            {"role": "system", "content": _system_prompt(template)},
+            {"role": "user", "content": render(template, part="user", **values)},
+        ]
 
     def describe(self) -> dict[str, Any]:
         packaged = Path(self.path).parent.resolve() == JUDGES_DIR.resolve()
         file = f"rolebench/judge/judges/{Path(self.path).name}" if packaged else self.path
-        return {"name": self.name, "file": file, "templates": dict(self.templates),
-                "template_hash": self.template_hash(), "labels": list(self.labels), "parser": self.parser,
-                "protocol": self.protocol(), "generation": self.generation.model_dump(),
-                "retries": self.retries.model_dump()}
+        return {
+            "name": self.name,
+            "file": file,
+            "templates": dict(self.templates),
+            "template_hash": self.template_hash(),
+            "labels": list(self.labels),
+            "parser": self.parser,
+            "protocol": self.protocol(),
+            "generation": self.generation.model_dump(),
+            "retries": self.retries.model_dump(),
+        }
 
     def protocol(self) -> str:
         if self.both_orders:
-            return ("pairwise vs the RoleGPT baseline, anonymised; each pair judged in both orders: a win "
-                    "(loss) when both orders prefer the model (the baseline), otherwise a tie; "
-                    "win_rate = (wins + 0.5 ties) / judged")
-        return ("pairwise vs the RoleGPT baseline, anonymised; one seeded random order per pair; "
-                "win_rate = (wins + 0.5 ties) / judged")
+            return (
+                "pairwise vs the RoleGPT baseline, anonymised; each pair judged in both orders: a win "
+                "(loss) when both orders prefer the model (the baseline), otherwise a tie; "
+                "win_rate = (wins + 0.5 ties) / judged"
+            )
+        return (
+            "pairwise vs the RoleGPT baseline, anonymised; one seeded random order per pair; "
+            "win_rate = (wins + 0.5 ties) / judged"
+        )
 
 
 @cache
@@ -123,8 +150,9 @@ def _judge_path(name_or_path: str) -> Path:
     if packaged.is_file():
         return packaged
     known = ", ".join(sorted(p.stem for p in JUDGES_DIR.glob("*.yaml")))
-    raise ConfigError(f"unknown judge {name_or_path!r}", where="--judge-config",
-                      fix=f"use a YAML file or one of: {known}")
+    raise ConfigError(
+        f"unknown judge {name_or_path!r}", where="--judge-config", fix=f"use a YAML file or one of: {known}"
+    )
 
 
 def load_judge_config(name_or_path: str = DEFAULT_JUDGE) -> JudgeConfig:
@@ -140,8 +168,9 @@ def load_judge_config(name_or_path: str = DEFAULT_JUDGE) -> JudgeConfig:
         config = JudgeConfig(name=path.stem, path=str(path), **data)
     except ValidationError as exc:
         first = exc.errors()[0]
-        raise ConfigError(f"bad judge file: {first['msg']} at {'.'.join(map(str, first['loc']))}",
-                          where=str(path)) from None
+        raise ConfigError(
+            f"bad judge file: {first['msg']} at {'.'.join(map(str, first['loc']))}", where=str(path)
+        ) from None
     for template in config.templates.values():
         if not (TEMPLATE_DIR / template).is_file():
             raise ConfigError(f"judge template {template} not found in {TEMPLATE_DIR}", where=str(path))
@@ -160,15 +189,24 @@ def load_price_table(path: str | Path) -> dict[str, tuple[float, float]]:
     except (OSError, yaml.YAMLError) as exc:
         raise ConfigError(f"cannot read price table: {exc}", where=str(path)) from None
     if not isinstance(data, dict):
-        raise ConfigError("a price table maps model names to prices", where=str(path),
-                          fix="write `MODEL: {input: 0.15, output: 0.60}` ($ per 1M tokens)")
+        raise ConfigError(
+            "a price table maps model names to prices",
+            where=str(path),
+            fix="write `MODEL: {input: 0.15, output: 0.60}` ($ per 1M tokens)",
+        )
     table: dict[str, tuple[float, float]] = {}
     for model, price in data.items():
         pair = [price.get("input"), price.get("output")] if isinstance(price, dict) else price
-        if (not isinstance(pair, (list, tuple)) or len(pair) != 2
-                or not all(isinstance(p, (int, float)) and not isinstance(p, bool) for p in pair)):
-            raise ConfigError(f"bad price for {model!r}: {price!r}", where=str(path),
-                              fix="write {input: $/1M tokens, output: $/1M tokens}")
+        if (
+            not isinstance(pair, (list, tuple))
+            or len(pair) != 2
+            or not all(isinstance(p, (int, float)) and not isinstance(p, bool) for p in pair)
+        ):
+            raise ConfigError(
+                f"bad price for {model!r}: {price!r}",
+                where=str(path),
+                fix="write {input: $/1M tokens, output: $/1M tokens}",
+            )
         table[str(model)] = (float(pair[0]), float(pair[1]))
     return table
 

@@ -47,8 +47,10 @@ def preference(order: str, verdict: Verdict) -> Preference:
     """Which side a positional verdict favours, given the order the answers were shown in."""
     if verdict == "tie":
         return "tie"
-    first, second = ("model", "baseline") if order == "model_first" else ("baseline", "model")
-    return first if verdict == "a" else second
+    model_first = order == "model_first"
+    if verdict == "a":
+        return "model" if model_first else "baseline"
+    return "baseline" if model_first else "model"
 
 
 def combine(preferences: Sequence[Preference]) -> Outcome:
@@ -63,8 +65,10 @@ def combine(preferences: Sequence[Preference]) -> Outcome:
 def _order_detail(slot: Slot) -> dict[str, Any]:
     verdict = slot.verdict
     return {
-        "verdict": verdict, "preference": None if verdict is None else preference(slot.order, verdict),
-        "attempts": len(slot.attempts), "raw": [a["raw"] for a in slot.attempts],
+        "verdict": verdict,
+        "preference": None if verdict is None else preference(slot.order, verdict),
+        "attempts": len(slot.attempts),
+        "raw": [a["raw"] for a in slot.attempts],
         "parse_errors": [a["parse_error"] for a in slot.attempts if a.get("parse_error")],
         "error": slot.error,
     }
@@ -72,8 +76,16 @@ def _order_detail(slot: Slot) -> dict[str, Any]:
 
 def pair_line(pair: Pair, slots: Sequence[Slot]) -> dict[str, Any]:
     """One line of DIR/judgments/<task>.jsonl: the outcome and, per order, verdict and raw texts."""
-    line: dict[str, Any] = {"id": pair.id, "index": pair.index, "role": pair.role, "status": pair.status,
-                            "outcome": None, "consistent": None, "len_model": None, "len_baseline": None}
+    line: dict[str, Any] = {
+        "id": pair.id,
+        "index": pair.index,
+        "role": pair.role,
+        "status": pair.status,
+        "outcome": None,
+        "consistent": None,
+        "len_model": None,
+        "len_baseline": None,
+    }
     if pair.status != "candidate":
         return line
     details = {slot.order: _order_detail(slot) for slot in slots}
@@ -84,9 +96,13 @@ def pair_line(pair: Pair, slots: Sequence[Slot]) -> dict[str, Any]:
         line["status"] = "parse_failure"
     else:
         prefs = [d["preference"] for d in details.values()]
-        line.update(status="judged", outcome=combine(prefs),
-                    consistent=len(set(prefs)) == 1 if len(prefs) > 1 else None,
-                    len_model=len(pair.output or ""), len_baseline=len(pair.baseline or ""))
+        line.update(
+            status="judged",
+            outcome=combine(prefs),
+            consistent=len(set(prefs)) == 1 if len(prefs) > 1 else None,
+            len_model=len(pair.output or ""),
+            len_baseline=len(pair.baseline or ""),
+        )
     return line
 
 
@@ -98,13 +114,20 @@ def judge_fields(lines: Sequence[Mapping[str, Any]], bootstrap: Mapping[str, Any
     """The judge's fields of a task (or of a group, given all its tasks' lines)."""
     judged = [line for line in lines if line["status"] == "judged"]
     scores = [OUTCOME_SCORE[line["outcome"]] for line in judged]
-    ci = bootstrap_ci(scores, resamples=int(bootstrap.get("resamples", 1000)),
-                      confidence=float(bootstrap.get("confidence", 0.95)), seed=int(bootstrap.get("seed", 0)))
+    ci = bootstrap_ci(
+        scores,
+        resamples=int(bootstrap.get("resamples", 1000)),
+        confidence=float(bootstrap.get("confidence", 0.95)),
+        seed=int(bootstrap.get("seed", 0)),
+    )
     consistency = [line["consistent"] for line in judged if line.get("consistent") is not None]
     return {
-        "win_rate": mean(scores), "win_rate_ci": list(ci) if ci else None,
-        "wins": _count(judged, "outcome", "win"), "ties": _count(judged, "outcome", "tie"),
-        "losses": _count(judged, "outcome", "loss"), "judged": len(judged),
+        "win_rate": mean(scores),
+        "win_rate_ci": list(ci) if ci else None,
+        "wins": _count(judged, "outcome", "win"),
+        "ties": _count(judged, "outcome", "tie"),
+        "losses": _count(judged, "outcome", "loss"),
+        "judged": len(judged),
         "position_consistency": mean([float(c) for c in consistency]),
         "parse_failures": _count(lines, "status", "parse_failure"),
         "judge_errors": _count(lines, "status", "judge_error"),
@@ -114,4 +137,3 @@ def judge_fields(lines: Sequence[Mapping[str, Any]], bootstrap: Mapping[str, Any
         "n_no_output": _count(lines, "status", "no_output"),
         "n_not_sampled": _count(lines, "status", "not_sampled"),
     }
-

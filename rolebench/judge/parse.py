@@ -28,9 +28,23 @@ _RANK_FIELD = re.compile(_KEY_VALUE.format(key="rank"), re.IGNORECASE | re.MULTI
 _ORDINAL = re.compile(r"^#?\s*(\d+)\s*(?:st|nd|rd|th|\.0+)?$", re.IGNORECASE)
 _WORDS = {"first": 1, "second": 2, "third": 3, "一": 1, "二": 2, "三": 3, "第一": 1, "第二": 2, "第三": 3}
 # Typography a judge (or a Chinese keyboard) may put where Python syntax belongs.
-_SMART = str.maketrans({"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u2018": "'", "\u2019": "'",
-                        "\uff02": '"', "\uff07": "'", "\uff1a": ":", "\uff0c": ",", "\uff3b": "[",
-                        "\uff3d": "]", "\uff5b": "{", "\uff5d": "}"})
+_SMART = str.maketrans(
+    {
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u201e": '"',
+        "\u2018": "'",
+        "\u2019": "'",
+        "\uff02": '"',
+        "\uff07": "'",
+        "\uff1a": ":",
+        "\uff0c": ",",
+        "\uff3b": "[",
+        "\uff3d": "]",
+        "\uff5b": "{",
+        "\uff5d": "}",
+    }
+)
 
 
 class VerdictParseError(ValueError):
@@ -165,5 +179,6 @@ def get_parser(name: str, where: str = "judge parser") -> Parser:
     except KeyError:
         close = difflib.get_close_matches(name, list(PARSERS), n=1)
         hint = f"did you mean {close[0]}? " if close else ""
-        raise ConfigError(f"unknown judge parser {name!r}", where=where,
-                          fix=hint + "known parsers: " + ", ".join(PARSERS)) from None
+        raise ConfigError(
+            f"unknown judge parser {name!r}", where=where, fix=hint + "known parsers: " + ", ".join(PARSERS)
+        ) from None

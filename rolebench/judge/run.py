@@ -57,9 +57,17 @@ class JudgeSettings:
 def _pair(record: SampleRecord) -> Pair:
     baseline, output = record.baseline, record.output
     status = "no_baseline" if not (baseline or "").strip() else "no_output" if output is None else "candidate"
-    return Pair(id=record.id, index=record.index, role=record.role, question=record.question,
-                description=record.description, language=record.language, output=output, baseline=baseline,
-                status=status)
+    return Pair(
+        id=record.id,
+        index=record.index,
+        role=record.role,
+        question=record.question,
+        description=record.description,
+        language=record.language,
+        output=output,
+        baseline=baseline,
+        status=status,
+    )
 
 
 def select_pairs(task: str, records: Sequence[SampleRecord], settings: JudgeSettings) -> list[Pair]:
@@ -74,8 +82,10 @@ def select_pairs(task: str, records: Sequence[SampleRecord], settings: JudgeSett
     candidates = [p for p in pairs if p.status == "candidate"]
     ranked = sorted(candidates, key=lambda p: content_key("judge-sample", settings.seed, task, p.id))
     chosen = {p.id for p in ranked[: settings.limit]}
-    return [replace(p, status="not_sampled") if p.status == "candidate" and p.id not in chosen else p
-            for p in pairs]
+    return [
+        replace(p, status="not_sampled") if p.status == "candidate" and p.id not in chosen else p
+        for p in pairs
+    ]
 
 
 def build_slots(task: str, pairs: Sequence[Pair], config: JudgeConfig, seed: int) -> dict[str, list[Slot]]:
@@ -84,13 +94,21 @@ def build_slots(task: str, pairs: Sequence[Pair], config: JudgeConfig, seed: int
     for pair in pairs:
         if pair.status != "candidate":
             continue
-        orders = ORDERS
+        orders: tuple[str, ...] = ORDERS
         if not config.both_orders:
             orders = (ORDERS[int(content_key("judge-order", seed, task, pair.id), 16) % 2],)
         slots[pair.id] = [
-            Slot(pair_id=f"{task}::{pair.id}", order=order, messages=config.messages(
-                role=pair.role, description=pair.description, question=pair.question, language=pair.language,
-                answers=pair.answers(order)))
+            Slot(
+                pair_id=f"{task}::{pair.id}",
+                order=order,
+                messages=config.messages(
+                    role=pair.role,
+                    description=pair.description,
+                    question=pair.question,
+                    language=pair.language,
+                    answers=pair.answers(order),
+                ),
+            )
             for order in orders
         ]
     return slots
@@ -105,8 +123,9 @@ def _leaf_tasks(name: str, results: RunResults, seen: tuple[str, ...] = ()) -> l
     return [leaf for member in group.tasks for leaf in _leaf_tasks(member, results, (*seen, name))]
 
 
-def update_results(results: RunResults, lines: Mapping[str, list[dict[str, Any]]],
-                   block: dict[str, Any]) -> dict[str, Any]:
+def update_results(
+    results: RunResults, lines: Mapping[str, list[dict[str, Any]]], block: dict[str, Any]
+) -> dict[str, Any]:
     """Put the judge fields on every task and group and `block` in config.judge; return the fields."""
     bootstrap = results.config.bootstrap
     tasks = {task: judge_fields(task_lines, bootstrap) for task, task_lines in lines.items()}
@@ -116,22 +135,36 @@ def update_results(results: RunResults, lines: Mapping[str, list[dict[str, Any]]
     for name, group in results.groups.items():
         leaves = tuple(leaf for leaf in _leaf_tasks(name, results) if leaf in lines)
         if leaves not in by_members:  # the same pooled lines give the same fields (seeded bootstrap)
-            by_members[leaves] = (tasks[leaves[0]] if len(leaves) == 1 else
-                                  judge_fields([line for leaf in leaves for line in lines[leaf]], bootstrap))
+            by_members[leaves] = (
+                tasks[leaves[0]]
+                if len(leaves) == 1
+                else judge_fields([line for leaf in leaves for line in lines[leaf]], bootstrap)
+            )
         groups[name] = by_members[leaves]
         results.groups[name] = GroupResult(**{**group.model_dump(), **groups[name]})
     results.config.judge = block
     return {"results": tasks, "groups": groups}
 
 
-def _judge_block(spec: str, info: dict[str, Any], config: JudgeConfig, settings: JudgeSettings,
-                 spent: dict[str, Any]) -> dict[str, Any]:
-    return {"spec": spec, "info": info, **config.describe(), "limit": settings.limit, "seed": settings.seed,
-            "concurrency": settings.concurrency, **spent, "judged_at": now_iso(), "command": command_line()}
+def _judge_block(
+    spec: str, info: dict[str, Any], config: JudgeConfig, settings: JudgeSettings, spent: dict[str, Any]
+) -> dict[str, Any]:
+    return {
+        "spec": spec,
+        "info": info,
+        **config.describe(),
+        "limit": settings.limit,
+        "seed": settings.seed,
+        "concurrency": settings.concurrency,
+        **spent,
+        "judged_at": now_iso(),
+        "command": command_line(),
+    }
 
 
-def _spending(spec: str, info: dict[str, Any], caller: JudgeCaller,
-              prices: dict[str, tuple[float, float]] | None) -> dict[str, Any]:
+def _spending(
+    spec: str, info: dict[str, Any], caller: JudgeCaller, prices: dict[str, tuple[float, float]] | None
+) -> dict[str, Any]:
     """Tokens and cost of every completion behind the numbers, and of the calls made this time."""
     usage, this_run = caller.usage(), caller.stats.describe()
     spent: dict[str, Any] = {"usage": usage, "this_run": this_run, "cost_usd": None}
@@ -139,8 +172,9 @@ def _spending(spec: str, info: dict[str, Any], caller: JudgeCaller,
         names = [str(info.get("name")), ModelSpec.parse(spec, where="--judge").name, spec]
         spent["cost_usd"] = run_cost(prices, names, usage)
         this_run["cost_usd"] = run_cost(prices, names, this_run)
-        spent["price_per_1m"] = next(({"input": prices[n][0], "output": prices[n][1], "model": n}
-                                      for n in names if n in prices), None)
+        spent["price_per_1m"] = next(
+            ({"input": prices[n][0], "output": prices[n][1], "model": n} for n in names if n in prices), None
+        )
     return spent
 
 
@@ -165,21 +199,30 @@ def judge_run(run_dir: Path, judge_spec: str, *, settings: JudgeSettings = Judge
     with open_judgment_store(settings.cache_dir) as store:
         judge = CachedModel(judge_spec, settings.adapter_options(), store)
         try:
-            caller = JudgeCaller(judge, config, store, concurrency=settings.concurrency,
-                                 reparse=settings.reparse, progress=settings.progress)
+            caller = JudgeCaller(
+                judge,
+                config,
+                store,
+                concurrency=settings.concurrency,
+                reparse=settings.reparse,
+                progress=settings.progress,
+            )
             caller.settle(all_slots)
             info = judge.info()
         finally:
             judge.close()
         cache = str(store.path)
-    lines = {task: [pair_line(p, slots[task].get(p.id, [])) for p in task_pairs]
-             for task, task_pairs in pairs.items()}
+    lines = {
+        task: [pair_line(p, slots[task].get(p.id, [])) for p in task_pairs]
+        for task, task_pairs in pairs.items()
+    }
     for task, task_lines in lines.items():
         write_jsonl_atomic(run_dir / JUDGMENTS_DIR / f"{task}.jsonl", task_lines)
     spent = _spending(judge_spec, info, caller, prices)
     block = _judge_block(judge_spec, info, config, settings, spent)
-    block.update(cache=cache, judge_loaded=judge.loaded,
-                 timings={"judge_s": round(time.perf_counter() - started, 3)})
+    block.update(
+        cache=cache, judge_loaded=judge.loaded, timings={"judge_s": round(time.perf_counter() - started, 3)}
+    )
     fields = update_results(results, lines, block)
     write_results(run_dir, results)
     return {"judge": block, **fields}

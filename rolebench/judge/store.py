@@ -25,7 +25,8 @@ def open_judgment_store(directory: Path | None = None) -> RecordStore:
     return RecordStore((directory or cache_dir()) / JUDGMENTS_FILE, JUDGMENTS_TABLE)
 
 
-def judgment_key(judge: CachedModel, template_hash: str, decoding: dict[str, Any], messages: list[Message],
-                 attempt: int) -> str:
+def judgment_key(
+    judge: CachedModel, template_hash: str, decoding: dict[str, Any], messages: list[Message], attempt: int
+) -> str:
     """The cache key of one judge completion (see the module docstring)."""
     return judge.key("judgment", template_hash, decoding, messages, attempt)

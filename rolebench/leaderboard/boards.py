@@ -98,7 +98,9 @@ def group_rows(
 ) -> list[tuple[tuple[str, ...], dict[str, str], list[Row]]]:
     """Rows grouped by comparability; complete rows claim boards first, rows missing a task join a match."""
     entries = [
-        (row, *comparability(run.config.model_dump(), row)) for run, name in runs for row in rows_from_run(run, name)
+        (row, *comparability(run.config.model_dump(), row))
+        for run, name in runs
+        for row in rows_from_run(run, name)
     ]
     entries.sort(key=lambda entry: bool(entry[0].missing_tasks))
     grouped: list[tuple[tuple[str, ...], dict[str, str], list[Row]]] = []
@@ -127,7 +129,7 @@ def build_boards(runs: Sequence[tuple[RunResults, str]], *, reference: bool = Tr
         digest = hashlib.sha256(json.dumps(sorted(parts.items())).encode()).hexdigest()[:8]
         boards.append(
             Board(
-                _board_id(first.split, (*common, *sorted(parts.items()))),
+                _board_id(first.split, (*common, *(f"{k}={v}" for k, v in sorted(parts.items())))),
                 first.split,
                 first.protocol,
                 f"{name} · {digest}",

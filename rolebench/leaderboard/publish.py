@@ -117,7 +117,7 @@ def publish_folder(
 def _eval_results(row: Row) -> list[Any]:
     from huggingface_hub import EvalResult
 
-    common = {
+    common: dict[str, Any] = {
         "task_type": "text-generation",
         "task_name": "Role-playing (RoleBench)",
         "dataset_type": DATASET_ID,
@@ -193,11 +193,10 @@ def merge_model_card(text: str | None, index: list[dict[str, Any]]) -> str:
 
     card = ModelCard(text or "---\n{}\n---\n", ignore_metadata_errors=True)
     name, fresh = model_index_to_eval_results(index)
-    kept = [
-        old for old in card.data.eval_results or [] if not any(old.is_equal_except_value(e) for e in fresh)
-    ]
-    card.data.eval_results = kept + fresh
-    card.data.model_name = card.data.model_name or name
+    data: Any = card.data  # a ModelCardData: eval_results and model_name are its fields
+    kept = [old for old in data.eval_results or [] if not any(old.is_equal_except_value(e) for e in fresh)]
+    data.eval_results = kept + fresh
+    data.model_name = data.model_name or name
     return str(card)
 
 

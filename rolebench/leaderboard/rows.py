@@ -142,8 +142,13 @@ def split_members(group: str) -> tuple[str, str]:
 
 @cache
 def reference_data() -> dict[str, Any]:
-    text = resources.files("rolebench.leaderboard").joinpath("reference_results.yaml").read_text(encoding="utf-8")
-    return yaml.safe_load(text)
+    text = (
+        resources.files("rolebench.leaderboard")
+        .joinpath("reference_results.yaml")
+        .read_text(encoding="utf-8")
+    )
+    data: dict[str, Any] = yaml.safe_load(text)
+    return data
 
 
 def reference_rows() -> list[Row]:
@@ -166,8 +171,8 @@ def reference_rows() -> list[Row]:
                 date="2023-10",
                 run="RoleLLM paper",
             )
-            values = [row.cus, row.raw, row.spe]
-            if row.avg is not None and None not in values and abs(sum(values) / 3 - row.avg) > 5e-4:
+            values = [v for v in (row.cus, row.raw, row.spe) if v is not None]
+            if row.avg is not None and len(values) == 3 and abs(sum(values) / 3 - row.avg) > 5e-4:
                 row.notes.append(
                     f"avg as printed in the paper; the mean of this row is {sum(values) / 3:.4f}"
                 )

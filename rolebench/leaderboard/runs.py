@@ -51,7 +51,11 @@ def _lengths(tasks: Sequence[Mapping[str, Any]]) -> tuple[float | None, float | 
     answered = sum(n for _, n in measured)
     if not answered:
         return None, None
-    words = [(lengths["answer_words_mean"], n) for lengths, n in measured if lengths.get("answer_words_mean") is not None]
+    words = [
+        (lengths["answer_words_mean"], n)
+        for lengths, n in measured
+        if lengths.get("answer_words_mean") is not None
+    ]
     mean_words = sum(w * n for w, n in words) / sum(n for _, n in words) if words else None
     return mean_words, sum(lengths.get("n_cut") or 0 for lengths, _ in measured) / answered
 
@@ -63,8 +67,11 @@ def _group_row(run: RunResults, group: str, tasks: list[str], name: str) -> Row:
     tasks_data = {t: _as_protocol(run.results[t].model_dump(), protocol) for t in tasks}
     stored = run.groups.get(group)
     if stored is None or sorted(stored.tasks) != sorted(tasks):
-        stored = group_results([GroupDef(group, tuple(tasks))], {t: run.results[t] for t in tasks},
-                               list(config["scoring"].get("protocols") or {}))[group]
+        stored = group_results(
+            [GroupDef(group, tuple(tasks))],
+            {t: run.results[t] for t in tasks},
+            list(config["scoring"].get("protocols") or {}),
+        )[group]
     totals = _as_protocol(stored.model_dump(), protocol)
     f_measure = stored.model_dump().get(F_MEASURE_PROTOCOL) or {}
     present = {d["split"] for d in tasks_data.values()}
@@ -74,8 +81,6 @@ def _group_row(run: RunResults, group: str, tasks: list[str], name: str) -> Row:
         spec=str(model.get("spec") or ""),
         source=OURS,
         split=group,
-        **{m: totals.get(m) for m in (*METRIC_KEYS, AVG)},
-        **{f"f_{m}": f_measure.get(m) for m in (*METRIC_KEYS, AVG)},
         answer_words=words,
         cut_at_limit=cut,
         judge=judge_label(config.get("judge")),
@@ -89,6 +94,8 @@ def _group_row(run: RunResults, group: str, tasks: list[str], name: str) -> Row:
         missing_tasks=[f"rolebench_{s}" for s in split_members(group) if s not in present],
         per_role=merge_per_role(tasks_data.values()),
     )
+    for field, value in {**_floats(totals, ""), **_floats(f_measure, "f_")}.items():
+        setattr(row, field, value)
     row.dataset = dataset_label(config, group, split_fingerprints(config, group, present_splits(row)))
     row.revision = _data_block(config, group).get("revision")
     _set_win_rate(row, totals, list(tasks_data.values()))
@@ -96,6 +103,11 @@ def _group_row(run: RunResults, group: str, tasks: list[str], name: str) -> Row:
     if row.win_rate is not None and isinstance(judge, Mapping) and judge.get("limit"):
         row.notes.append(f"win rate on a judged sample of {judge['limit']} per task")
     return row
+
+
+def _floats(values: Mapping[str, Any], prefix: str) -> dict[str, float | None]:
+    """The metric and avg values of a block, as Row fields (`prefix` + name)."""
+    return {f"{prefix}{m}": values.get(m) for m in (*METRIC_KEYS, AVG)}
 
 
 def _as_protocol(result: dict[str, Any], protocol: str) -> dict[str, Any]:
@@ -170,9 +182,10 @@ def protocol_key(scoring: Any, protocol: str) -> str:
 
 def _data_block(config: Mapping[str, Any], group: str) -> Mapping[str, Any]:
     data = config.get("data") or {}
-    if group == "rolebench_demo" and isinstance(data.get("builtin"), Mapping):
-        return data["builtin"]
-    return data
+    builtin = data.get("builtin")
+    if group == "rolebench_demo" and isinstance(builtin, Mapping):
+        return builtin
+    return data if isinstance(data, Mapping) else {}
 
 
 def split_fingerprints(config: Mapping[str, Any], group: str, split_ids: Sequence[str]) -> dict[str, str]:
@@ -215,7 +228,11 @@ def comparability(config: Mapping[str, Any], row: Row) -> tuple[tuple[str, str, 
     splits = present_splits(row)
     fingerprints = split_fingerprints(config, row.split, splits)
     parts = {s: f"v{versions.get(s)}|{fingerprints[s]}" for s in splits}
-    return (row.split, protocol_key(config.get("scoring"), row.protocol), judge_key(config.get("judge"))), parts
+    return (
+        row.split,
+        protocol_key(config.get("scoring"), row.protocol),
+        judge_key(config.get("judge")),
+    ), parts
 
 
 @cache

@@ -18,8 +18,18 @@ from rolebench.leaderboard.boards import REPORTED, SPLIT_LABELS, Board, Row, n_d
 from rolebench.scoring.metrics import AVG, LABELS, METRIC_KEYS
 
 SCORE_COLUMNS = (*METRIC_KEYS, AVG, f"f_{AVG}", "win_rate")
-HEADERS = ["Rank", "Model", *(LABELS[m] for m in (*METRIC_KEYS, AVG)), "F avg", "Answer len (cut)",
-           "Win rate % (95% CI)", "W/T/L", "n", "Date", "Notes"]
+HEADERS = [
+    "Rank",
+    "Model",
+    *(LABELS[m] for m in (*METRIC_KEYS, AVG)),
+    "F avg",
+    "Answer len (cut)",
+    "Win rate % (95% CI)",
+    "W/T/L",
+    "n",
+    "Date",
+    "Notes",
+]
 CSV_COLUMNS = [
     "board",
     "split",
@@ -60,7 +70,8 @@ ABOUT = (
     "ROUGE-L (fractions, higher is better) as the RoleLLM paper computes it (recall, protocol `rolellm`): "
     "CUS = speaking style vs the RoleGPT references, RAW = the instruction's original answer, SPE = "
     "role-specific knowledge; avg = their mean. F avg = the same avg as an F-measure (protocol `rolebench`): "
-    "recall rewards long answers, so read it beside the answer length (words, characters for Chinese) and the "
+    "recall rewards long answers, so read it beside the answer length (words, characters for Chinese) and "
+    "the "
     "share of answers cut at the token limit. Win rate = share of "
     "answers an LLM judge prefers over the RoleGPT baseline (ties count half), in percent. Each table is one "
     "board: rows scored with the same protocol, dataset files, judge and task versions; rows of different "
@@ -242,7 +253,7 @@ def to_csv(boards: Sequence[Board]) -> str:
     for board in boards:
         for row in board.rows:
             data = row.to_dict()
-            ci = row.win_rate_ci or [None, None]
-            data.update(win_rate_low=ci[0], win_rate_high=ci[1], flags="; ".join(row.flags()))
+            low, high = row.win_rate_ci if row.win_rate_ci else (None, None)
+            data.update(win_rate_low=low, win_rate_high=high, flags="; ".join(row.flags()))
             writer.writerow([csv_safe("" if data[c] is None else data[c]) for c in CSV_COLUMNS])
     return out.getvalue()

@@ -37,8 +37,6 @@ PAGE_TEMPLATE = "leaderboard.html.j2"
 PAGE_SCRIPT = "leaderboard.js"
 
 
-
-
 def _cell(text: str, sort: Any, *, bold: bool = False, numeric: bool = True) -> dict[str, Any]:
     return {"text": text, "sort": "" if sort is None else sort, "bold": bold, "numeric": numeric}
 
@@ -108,4 +106,8 @@ def page_script() -> dict[str, Any]:
 
 
 def to_html(boards: Sequence[Board], *, title: str = "RoleBench leaderboard", generated: str = "") -> str:
-    return html_environment(TEMPLATE_DIR).get_template(PAGE_TEMPLATE).render(**page_context(boards, title, generated))
+    return (
+        html_environment(TEMPLATE_DIR)
+        .get_template(PAGE_TEMPLATE)
+        .render(**page_context(boards, title, generated))
+    )

@@ -15,6 +15,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from rolebench.errors import DataError
 from rolebench.storage.jsonl import read_jsonl
@@ -65,7 +66,7 @@ def read_script(path: Path) -> list[Utterance]:
     return lines
 
 
-def _pair_fields(rec: dict) -> tuple[str, str] | None:
+def _pair_fields(rec: dict[str, Any]) -> tuple[str, str] | None:
     for question, answer in PAIR_FIELDS:
         if isinstance(rec.get(question), str) and isinstance(rec.get(answer), str):
             return rec[question], rec[answer]

@@ -78,7 +78,7 @@ def load_model_for_training(config: RocitConfig, base: BaseSpec) -> tuple[Any, A
     except ImportError:
         raise MissingDependency("rolebench recipe rocit", "torch, transformers and peft", "train") from None
     tokenizer = prepare_tokenizer(AutoTokenizer.from_pretrained(base.name, **base.hub_kwargs()), config)
-    model = AutoModelForCausalLM.from_pretrained(
+    model: Any = AutoModelForCausalLM.from_pretrained(
         base.name, dtype=getattr(torch, config.model.dtype), **base.hub_kwargs()
     )
     if config.training.gradient_checkpointing:

@@ -62,6 +62,10 @@ def training_conversations(config: RocitConfig) -> tuple[list[tuple[list[Message
             rows = [rows[i] for i in sorted(rng.sample(range(len(rows)), config.data.max_rows_per_file))]
         for number, row in enumerate(rows, 1):
             role, question = row.get("role"), row.get("question")
+            if not isinstance(role, str) or not isinstance(question, str):
+                raise DataError(
+                    "a row needs string fields `role` and `question`", where=f"{relpath}:{number}"
+                )
             if role not in descriptions:
                 raise DataError(
                     f"no description for role {role!r}", where=f"{relpath} / {config.data.profiles}"
@@ -69,7 +73,7 @@ def training_conversations(config: RocitConfig) -> tuple[list[tuple[list[Message
             answers = as_references(row.get("generated"), f"{relpath}:{number}")
             if config.data.targets == "first":
                 answers = answers[:1]
-            messages = role_messages(role, descriptions[role], str(question), config.data.language)
+            messages = role_messages(role, descriptions[role], question, config.data.language)
             pairs += [(messages, answer.strip()) for answer in answers if answer.strip()]
         n_rows += len(rows)
     return pairs, n_rows
@@ -79,14 +83,16 @@ class ChatRenderer:
     """The base's chat template, with the system turn merged exactly when the `hf:` adapter merges it."""
 
     def __init__(self, tokenizer: Any) -> None:
-        from model_adapters.hf import probe_system_role
+        from model_adapters.chat import probe_system_role
 
         self.tokenizer = tokenizer
         self.system_role = probe_system_role(lambda m: self._apply(m, True))
 
     def _apply(self, messages: list[Message], add_generation_prompt: bool) -> str:
-        return self.tokenizer.apply_chat_template(
-            messages, tokenize=False, add_generation_prompt=add_generation_prompt
+        return str(
+            self.tokenizer.apply_chat_template(
+                messages, tokenize=False, add_generation_prompt=add_generation_prompt
+            )
         )
 
     def __call__(self, messages: list[Message], *, add_generation_prompt: bool) -> str:

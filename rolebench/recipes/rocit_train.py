@@ -73,7 +73,7 @@ def epoch_batches(examples: list[Example], config: RocitConfig, epoch: int, pad_
 
     order = random.Random(f"{config.training.seed}/epoch/{epoch}").sample(range(len(examples)), len(examples))
     return DataLoader(
-        [examples[i] for i in order],
+        [examples[i] for i in order],  # type: ignore[arg-type]  # a list is a map-style dataset
         batch_size=config.training.batch_size,
         shuffle=False,
         collate_fn=lambda batch: collate(batch, pad_id),

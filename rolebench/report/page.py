@@ -83,8 +83,14 @@ def worst_samples(run_dir: Path, task: str, metric: str, count: int) -> dict[str
     scored = [r for r in records if r.scores.get(metric) is not None]
     scored.sort(key=lambda r: (r.scores[metric] or 0.0, r.index))
     rows = [
-        {"id": r.id, "role": r.role, "question": r.question, "output": r.output or "",
-         "references": list(r.references), "scores": {k: metric_text(v) for k, v in r.scores.items()}}
+        {
+            "id": r.id,
+            "role": r.role,
+            "question": r.question,
+            "output": r.output or "",
+            "references": list(r.references),
+            "scores": {k: metric_text(v) for k, v in r.scores.items()},
+        }
         for r in scored[:count]
     ]
     return {"available": True, "rows": rows, "unscored": len(records) - len(scored)}
@@ -132,12 +138,18 @@ def report_context(run_dir: Path, worst: int = DEFAULT_WORST) -> dict[str, Any]:
         "protocol": results.config.scoring.get("protocol"),
         "summary": summary_rows(results),
         "tasks": tasks,
-        "config": json.dumps(results.config.model_dump(mode="json"), ensure_ascii=False, indent=2, sort_keys=True),
+        "config": json.dumps(
+            results.config.model_dump(mode="json"), ensure_ascii=False, indent=2, sort_keys=True
+        ),
     }
 
 
 def render_report(run_dir: Path, worst: int = DEFAULT_WORST) -> str:
-    return html_environment(TEMPLATE_DIR).get_template(REPORT_TEMPLATE).render(**report_context(Path(run_dir), worst))
+    return (
+        html_environment(TEMPLATE_DIR)
+        .get_template(REPORT_TEMPLATE)
+        .render(**report_context(Path(run_dir), worst))
+    )
 
 
 def write_report(run_dir: Path, out: Path | None = None, worst: int = DEFAULT_WORST) -> Path:

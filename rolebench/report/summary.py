@@ -29,21 +29,26 @@ def _label(protocol: str, headline: str | None) -> str:
     return f"{protocol}{' (' + measure + ')' if measure else ''}{' *' if protocol == headline else ''}"
 
 
-def _rows(name: str, data: dict[str, Any], protocols: list[str], headline: str | None, group: bool) -> list[list[str]]:
+def _rows(
+    name: str, data: dict[str, Any], protocols: list[str], headline: str | None, group: bool
+) -> list[list[Any]]:
     rows = []
-    for index, protocol in enumerate(protocols or [None]):  # type: ignore[list-item]
-        block = data if protocol in (None, headline) else (data.get(protocol) or {})
+    shown: list[str | None] = list(protocols) or [None]
+    for index, protocol in enumerate(shown):
+        block = data if protocol in (None, headline) else (data.get(protocol or "") or {})
         total = block.get(f"{protocol}_total") if protocol else None
         first = index == 0
-        rows.append([
-            (f"[group] {name}" if group else name) if first else "",
-            _label(protocol, headline) if protocol else "",
-            data.get("n") if first else "",
-            ("" if group else data.get("n_not_covered")) if first else "",
-            *(_cell(block.get(c)) for c in SCORE_COLUMNS),
-            _cell(total) if total is not None else "",
-            _cell(data.get("win_rate")) if first else "",
-        ])
+        rows.append(
+            [
+                (f"[group] {name}" if group else name) if first else "",
+                _label(protocol, headline) if protocol else "",
+                data.get("n") if first else "",
+                ("" if group else data.get("n_not_covered")) if first else "",
+                *(_cell(block.get(c)) for c in SCORE_COLUMNS),
+                _cell(total) if total is not None else "",
+                _cell(data.get("win_rate")) if first else "",
+            ]
+        )
     return rows
 
 
@@ -51,12 +56,20 @@ def summary_table(results: RunResults) -> str:
     """Tasks then groups; one row per protocol (the headline one, marked *, first)."""
     protocols = _protocols(results)
     headline = results.config.scoring.get("protocol")
-    rows: list[list[str]] = []
+    rows: list[list[Any]] = []
     for name, task in results.results.items():
         rows += _rows(name, task.model_dump(), protocols, headline, group=False)
     for name, group in results.groups.items():
         rows += _rows(name, group.model_dump(), protocols, headline, group=True)
-    headers = ["task", "protocol", "n", "not covered", *(LABELS[c] for c in SCORE_COLUMNS), "split total", "win rate"]
+    headers = [
+        "task",
+        "protocol",
+        "n",
+        "not covered",
+        *(LABELS[c] for c in SCORE_COLUMNS),
+        "split total",
+        "win rate",
+    ]
     return tabulate(rows, headers=headers, tablefmt="github")
 
 
@@ -67,19 +80,34 @@ def summary_notes(results: RunResults) -> list[str]:
         lengths = task.lengths
         if lengths is not None and lengths.answer_words_mean is not None:
             cut = f"{lengths.cut_at_limit:.0%}" if lengths.cut_at_limit is not None else "-"
-            tokens = f", {lengths.answer_tokens_mean:.0f} tokens" if lengths.answer_tokens_mean is not None else ""
-            notes.append(f"{name}: answers {lengths.answer_words_mean:.0f} words/chars{tokens} on average "
-                         f"(references {lengths.reference_words_mean or 0:.0f}); cut at the token limit: {cut} "
-                         f"(max_new_tokens {lengths.max_new_tokens})")
-    missing = sorted({str(SPLITS[t.split].raw_answers) for t in results.results.values()
-                      if t.split in SPLITS and SPLITS[t.split].raw_answers
-                      and t.n_generated and not t.value(f"{RAW.key}_n")})
+            tokens = (
+                f", {lengths.answer_tokens_mean:.0f} tokens" if lengths.answer_tokens_mean is not None else ""
+            )
+            notes.append(
+                f"{name}: answers {lengths.answer_words_mean:.0f} words/chars{tokens} on average "
+                f"(references {lengths.reference_words_mean or 0:.0f}); cut at the token limit: {cut} "
+                f"(max_new_tokens {lengths.max_new_tokens})"
+            )
+    missing = sorted(
+        {
+            str(SPLITS[t.split].raw_answers)
+            for t in results.results.values()
+            if t.split in SPLITS
+            and SPLITS[t.split].raw_answers
+            and t.n_generated
+            and not t.value(f"{RAW.key}_n")
+        }
+    )
     if missing:
-        notes.append(f"RAW is '-': the instructions' original answers are not in the data ({', '.join(missing)}); "
-                     "add them to the data folder (or use the Hub) to compute RAW")
+        notes.append(
+            f"RAW is '-': the instructions' original answers are not in the data ({', '.join(missing)}); "
+            "add them to the data folder (or use the Hub) to compute RAW"
+        )
     return notes
 
 
 def summary_text(results: RunResults) -> str:
     """The table and its notes, as commands print them."""
-    return "\n".join([summary_table(results), *([""] + summary_notes(results) if summary_notes(results) else [])])
+    return "\n".join(
+        [summary_table(results), *([""] + summary_notes(results) if summary_notes(results) else [])]
+    )

@@ -26,8 +26,11 @@ _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 def check_task_name(task: str, where: str) -> str:
     """A task name that may become a file name; a DataError for anything else (e.g. `../../x`)."""
     if not isinstance(task, str) or not _SAFE_NAME.match(task) or ".." in task:
-        raise DataError(f"unsafe task name {task!r}", where=where,
-                        fix="task names are letters, digits, '_', '-' and '.'; the file was altered")
+        raise DataError(
+            f"unsafe task name {task!r}",
+            where=where,
+            fix="task names are letters, digits, '_', '-' and '.'; the file was altered",
+        )
     return task
 
 
@@ -49,7 +52,9 @@ def read_results(path: str | Path) -> RunResults:
     if path.is_dir():
         path = path / RESULTS_FILE
     if not path.is_file():
-        raise DataError("no results file", where=str(path), fix="pass a run folder written by `rolebench evaluate`")
+        raise DataError(
+            "no results file", where=str(path), fix="pass a run folder written by `rolebench evaluate`"
+        )
     data = read_json(path)
     try:
         results = RunResults.model_validate(data)
@@ -72,13 +77,19 @@ def read_samples(run_dir: Path, task: str) -> list[SampleRecord]:
     """The typed samples of a task; a missing or damaged file is one DataError naming it."""
     path = samples_path(run_dir, task)
     if not path.is_file():
-        raise DataError(f"no samples file for task {task}", where=str(path),
-                        fix="re-run `rolebench evaluate` for this task")
+        raise DataError(
+            f"no samples file for task {task}",
+            where=str(path),
+            fix="re-run `rolebench evaluate` for this task",
+        )
     records = []
     for number, raw in enumerate(read_jsonl(path), 1):
         try:
             records.append(SampleRecord.model_validate(raw))
         except ValidationError as exc:
-            raise DataError(f"not a rolebench samples line: {_first_error(exc)}", where=f"{path}:{number}",
-                            fix="re-run `rolebench evaluate` for this task") from None
+            raise DataError(
+                f"not a rolebench samples line: {_first_error(exc)}",
+                where=f"{path}:{number}",
+                fix="re-run `rolebench evaluate` for this task",
+            ) from None
     return records

@@ -37,7 +37,9 @@ class TaskResult(BaseModel):
     n: int
     n_generated: int
     n_not_covered: int
-    n_baseline: int | None = None  # items joined to a RoleGPT baseline answer (the judge's and baseline:rolegpt's)
+    n_baseline: int | None = (
+        None  # items joined to a RoleGPT baseline answer (the judge's and baseline:rolegpt's)
+    )
     protocol: str | None = None
     per_role: dict[str, dict[str, Any]] = {}
     lengths: AnswerLengths | None = None

@@ -53,8 +53,9 @@ def _values(records: Sequence[SampleRecord], protocol: str, metric: str) -> list
     return found
 
 
-def protocol_block(split: str, records: Sequence[SampleRecord], protocol: str,
-                   boot: BootstrapSettings) -> dict[str, Any]:
+def protocol_block(
+    split: str, records: Sequence[SampleRecord], protocol: str, boot: BootstrapSettings
+) -> dict[str, Any]:
     """One protocol's metric fields of a task: the mean, its interval and its n, per metric."""
     fields: dict[str, Any] = {}
     for metric in metrics_for(get_split(split).kind):
@@ -72,8 +73,10 @@ def per_role(split: str, records: Sequence[SampleRecord], protocol: str) -> dict
     for record in records:
         by_role[record.role].append(record)
     keys = [m.key for m in metrics_for(get_split(split).kind)]
-    return {role: {"n": len(rows), **{k: mean(_values(rows, protocol, k)) for k in keys}}
-            for role, rows in sorted(by_role.items())}
+    return {
+        role: {"n": len(rows), **{k: mean(_values(rows, protocol, k)) for k in keys}}
+        for role, rows in sorted(by_role.items())
+    }
 
 
 def _words(text: str, language: str) -> int:
@@ -83,41 +86,59 @@ def _words(text: str, language: str) -> int:
 def answer_lengths(records: Sequence[SampleRecord], max_new_tokens: int | None) -> AnswerLengths:
     """Answer and reference lengths, and the share of answers cut at the token limit."""
     answered = [r for r in records if r.output is not None]
-    tokens = [float(r.usage["completion_tokens"]) for r in answered
-              if r.usage and r.usage.get("completion_tokens")]
+    tokens = [
+        float(r.usage["completion_tokens"]) for r in answered if r.usage and r.usage.get("completion_tokens")
+    ]
     cut = sum(1 for r in answered if r.finish_reason == "length")
     return AnswerLengths(
         answer_tokens_mean=mean(tokens) if len(tokens) == len(answered) else None,
         answer_words_mean=mean([float(_words(r.output or "", r.language)) for r in answered]),
-        reference_words_mean=mean([float(_words(r.references[0], r.language)) for r in answered if r.references]),
+        reference_words_mean=mean(
+            [float(_words(r.references[0], r.language)) for r in answered if r.references]
+        ),
         cut_at_limit=cut / len(answered) if answered else None,
         n_cut=cut,
         max_new_tokens=max_new_tokens,
     )
 
 
-def task_result(split: str, records: Sequence[SampleRecord], protocols: Sequence[ScoringProtocol],
-                boot: BootstrapSettings, max_new_tokens: int | None = None) -> TaskResult:
+def task_result(
+    split: str,
+    records: Sequence[SampleRecord],
+    protocols: Sequence[ScoringProtocol],
+    boot: BootstrapSettings,
+    max_new_tokens: int | None = None,
+) -> TaskResult:
     """A task's result: the headline protocol (the first) at the top, every protocol in its own block."""
     headline = protocols[0].name
     blocks = {p.name: protocol_block(split, records, p.name, boot) for p in protocols}
     generated = sum(1 for r in records if r.output is not None)
     return TaskResult(
-        split=split, n=len(records), n_generated=generated, n_not_covered=len(records) - generated,
+        split=split,
+        n=len(records),
+        n_generated=generated,
+        n_not_covered=len(records) - generated,
         n_baseline=sum(1 for r in records if r.baseline is not None),
-        protocol=headline, lengths=answer_lengths(records, max_new_tokens), **blocks[headline], **blocks,
+        protocol=headline,
+        lengths=answer_lengths(records, max_new_tokens),
+        **blocks[headline],
+        **blocks,
     )
 
 
 def _group_block(members: Sequence[Mapping[str, Any]], nested: bool) -> dict[str, Any]:
     values = {m: mean_of_available([x.get(m) for x in members]) for m in METRIC_KEYS}
-    avg = (mean_of_available([x.get(AVG) for x in members]) if nested
-           else mean_of_available([values[m] for m in METRIC_KEYS]))
+    avg = (
+        mean_of_available([x.get(AVG) for x in members])
+        if nested
+        else mean_of_available([values[m] for m in METRIC_KEYS])
+    )
     return {**values, AVG: avg}
 
 
-def group_results(groups: Sequence[GroupDef], tasks: Mapping[str, TaskResult],
-                  protocols: Sequence[str] = ()) -> dict[str, GroupResult]:
+def group_results(
+    groups: Sequence[GroupDef], tasks: Mapping[str, TaskResult], protocols: Sequence[str] = ()
+) -> dict[str, GroupResult]:
     """Groups in dependency order: each metric is the mean over the members that have it; `avg` is the
     mean of the group's available CUS, RAW and SPE (groups of groups: the members' avg). `protocols`:
     the protocol blocks to aggregate besides the top-level (headline) values."""
@@ -132,14 +153,19 @@ def group_results(groups: Sequence[GroupDef], tasks: Mapping[str, TaskResult],
         for name in protocols:
             fields[name] = _group_block([x.get(name) or {} for x in members], nested)
         headline = next((x.get("protocol") for x in members if x.get("protocol")), None)
-        done[group.name] = GroupResult(tasks=list(group.members), n=sum(x.get("n", 0) for x in members),
-                                       protocol=headline, **fields)
+        done[group.name] = GroupResult(
+            tasks=list(group.members), n=sum(x.get("n", 0) for x in members), protocol=headline, **fields
+        )
     return done
 
 
-def split_totals(groups: Sequence[GroupDef], splits: Mapping[str, str],
-                 records: Mapping[str, Sequence[SampleRecord]], protocols: Sequence[ScoringProtocol],
-                 done: dict[str, GroupResult]) -> None:
+def split_totals(
+    groups: Sequence[GroupDef],
+    splits: Mapping[str, str],
+    records: Mapping[str, Sequence[SampleRecord]],
+    protocols: Sequence[ScoringProtocol],
+    done: dict[str, GroupResult],
+) -> None:
     """Add each protocol's own split number (e.g. OpenCompass's pooled one) to the groups of one
     general and one role-specific task, as `<protocol>_total` in its block (and at the top level
     when it is the headline protocol)."""
@@ -150,13 +176,14 @@ def split_totals(groups: Sequence[GroupDef], splits: Mapping[str, str],
         general, specific = records[kinds["general"]], records[kinds["role_specific"]]
         language = get_split(splits[kinds["general"]]).language
         for protocol in protocols:
-            total = protocol.split_total(_scores(general, protocol.name, "cus"),
-                                         _scores(specific, protocol.name, "spe"), language)
+            total = protocol.split_total(
+                _scores(general, protocol.name, "cus"), _scores(specific, protocol.name, "spe"), language
+            )
             if total is None:
                 continue
             result = done[group.name]
             block = dict(result.value(protocol.name) or {}, **{f"{protocol.name}_total": total})
-            extra = {protocol.name: block}
+            extra: dict[str, Any] = {protocol.name: block}
             if result.protocol == protocol.name:
                 extra[f"{protocol.name}_total"] = total
             done[group.name] = GroupResult(**{**result.model_dump(), **extra})
@@ -166,13 +193,20 @@ def _scores(records: Sequence[SampleRecord], protocol: str, metric: str) -> list
     return [r.protocol_scores.get(protocol, {}).get(metric) for r in records]
 
 
-def aggregate_run(records: Mapping[str, Sequence[SampleRecord]], splits: Mapping[str, str],
-                  groups: Sequence[GroupDef], protocols: Sequence[ScoringProtocol], boot: BootstrapSettings,
-                  max_new_tokens: Mapping[str, int | None] | None = None,
-                  ) -> tuple[dict[str, TaskResult], dict[str, GroupResult]]:
+def aggregate_run(
+    records: Mapping[str, Sequence[SampleRecord]],
+    splits: Mapping[str, str],
+    groups: Sequence[GroupDef],
+    protocols: Sequence[ScoringProtocol],
+    boot: BootstrapSettings,
+    max_new_tokens: Mapping[str, int | None] | None = None,
+) -> tuple[dict[str, TaskResult], dict[str, GroupResult]]:
     """Task and group results of a run from its scored samples (task -> records, task -> split)."""
     limits = max_new_tokens or {}
-    tasks = {task: task_result(splits[task], rows, protocols, boot, limits.get(task)) for task, rows in records.items()}
+    tasks = {
+        task: task_result(splits[task], rows, protocols, boot, limits.get(task))
+        for task, rows in records.items()
+    }
     done = group_results(groups, tasks, [p.name for p in protocols])
     split_totals(groups, splits, records, protocols, done)
     return tasks, done

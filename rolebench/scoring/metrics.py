@@ -50,12 +50,15 @@ class Scorable:
     raw_answer: str | None
 
 
-def score_samples(protocol: ScoringProtocol, kind: str, language: str, samples: Sequence[Scorable]) -> list[Scores]:
+def score_samples(
+    protocol: ScoringProtocol, kind: str, language: str, samples: Sequence[Scorable]
+) -> list[Scores]:
     """Per-sample metric values of a split's samples under one protocol, in one batch per metric."""
     found: list[Scores] = [{} for _ in samples]
     for metric in metrics_for(kind):
         chosen = [
-            i for i, s in enumerate(samples)
+            i
+            for i, s in enumerate(samples)
             if s.output is not None and (metric.against == "references" or s.raw_answer is not None)
         ]
         predictions = [str(samples[i].output) for i in chosen]

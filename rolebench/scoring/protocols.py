@@ -61,8 +61,11 @@ def library_version(name: str) -> str:
 
 def check_language(language: str) -> None:
     if language not in LANGUAGES:
-        raise ConfigError(f"unknown scoring language {language!r}", where="ROUGE-L scoring",
-                          fix="use 'en' or 'zh' (the split's language)")
+        raise ConfigError(
+            f"unknown scoring language {language!r}",
+            where="ROUGE-L scoring",
+            fix="use 'en' or 'zh' (the split's language)",
+        )
 
 
 class ScoringProtocol(ABC):
@@ -73,7 +76,9 @@ class ScoringProtocol(ABC):
     references: ClassVar[str] = "best"  # "best": max over all references; "first": the first reference only
 
     @abstractmethod
-    def _batch(self, predictions: Sequence[str], references: Sequence[Sequence[str]], language: str) -> list[float]:
+    def _batch(
+        self, predictions: Sequence[str], references: Sequence[Sequence[str]], language: str
+    ) -> list[float]:
         """Scores of checked inputs (references already cut to what counts)."""
 
     @abstractmethod
@@ -84,13 +89,16 @@ class ScoringProtocol(ABC):
         if isinstance(references, str):
             raise TypeError("references must be a sequence of strings, not one string")
         if not references:
-            raise DataError("a sample has no reference answer to score against",
-                            where=f"ROUGE-L ({self.name} protocol)",
-                            fix="check the split's `generated` lists; samples need at least one reference")
+            raise DataError(
+                "a sample has no reference answer to score against",
+                where=f"ROUGE-L ({self.name} protocol)",
+                fix="check the split's `generated` lists; samples need at least one reference",
+            )
         return references[:1] if self.references == "first" else references
 
-    def score_batch(self, predictions: Sequence[str], references: Sequence[Sequence[str]],
-                    language: str) -> list[float]:
+    def score_batch(
+        self, predictions: Sequence[str], references: Sequence[Sequence[str]], language: str
+    ) -> list[float]:
         """One score per prediction (predictions[i] against references[i]), in [0, 1]."""
         if len(predictions) != len(references):
             raise ValueError(f"{len(predictions)} predictions but {len(references)} reference lists")
@@ -106,8 +114,9 @@ class ScoringProtocol(ABC):
         check_language(language)
         return mean(values)
 
-    def split_total(self, general: Sequence[float | None], specific: Sequence[float | None],
-                    language: str) -> float | None:
+    def split_total(
+        self, general: Sequence[float | None], specific: Sequence[float | None], language: str
+    ) -> float | None:
         """One number for a whole split (its general and role-specific samples), if the protocol has one."""
         return None
 
@@ -119,14 +128,22 @@ class RoleLLMProtocol(ScoringProtocol):
     measure = "recall"
     references = "best"
 
-    def _batch(self, predictions: Sequence[str], references: Sequence[Sequence[str]], language: str) -> list[float]:
+    def _batch(
+        self, predictions: Sequence[str], references: Sequence[Sequence[str]], language: str
+    ) -> list[float]:
         return rolellm_recall_batch(predictions, references, language)
 
     def describe(self) -> dict[str, Any]:
-        return {"protocol": self.name, "measure": self.measure, "references": self.references,
-                "tokenizers": dict(ROLELLM_TOKENIZERS), "sentences": "split on '.'", "empty": 0.0,
-                "reproduces": {"rouge": REPRODUCES["rouge"]},
-                "libraries": {"rapidfuzz": library_version("rapidfuzz")}}
+        return {
+            "protocol": self.name,
+            "measure": self.measure,
+            "references": self.references,
+            "tokenizers": dict(ROLELLM_TOKENIZERS),
+            "sentences": "split on '.'",
+            "empty": 0.0,
+            "reproduces": {"rouge": REPRODUCES["rouge"]},
+            "libraries": {"rapidfuzz": library_version("rapidfuzz")},
+        }
 
 
 class _TokenPlan(ScoringProtocol):
@@ -134,7 +151,9 @@ class _TokenPlan(ScoringProtocol):
 
     plans: ClassVar[dict[str, tuple[Tokenizer, Tokenizer, Any]]]  # language -> (pred, ref tokenizer, F)
 
-    def _batch(self, predictions: Sequence[str], references: Sequence[Sequence[str]], language: str) -> list[float]:
+    def _batch(
+        self, predictions: Sequence[str], references: Sequence[Sequence[str]], language: str
+    ) -> list[float]:
         pred_tokens, ref_tokens, f_measure = self.plans[language]
         scores = []
         for prediction, refs in zip(predictions, references, strict=True):
@@ -154,11 +173,15 @@ class RoleBenchProtocol(_TokenPlan):
     plans = {lang: (tokenize_cjk_char, tokenize_cjk_char, f_rouge_score) for lang in LANGUAGES}
 
     def describe(self) -> dict[str, Any]:
-        return {"protocol": self.name, "measure": self.measure, "references": self.references,
-                "tokenizers": {"en": CJK_CHAR_TOKENIZER, "zh": CJK_CHAR_TOKENIZER},
-                "f_measure": {"en": "rouge_score", "zh": "rouge_score"},
-                "libraries": {"rapidfuzz": library_version("rapidfuzz")},
-                "reproduces": {"rouge_score": REPRODUCES["rouge_score"]}}
+        return {
+            "protocol": self.name,
+            "measure": self.measure,
+            "references": self.references,
+            "tokenizers": {"en": CJK_CHAR_TOKENIZER, "zh": CJK_CHAR_TOKENIZER},
+            "f_measure": {"en": "rouge_score", "zh": "rouge_score"},
+            "libraries": {"rapidfuzz": library_version("rapidfuzz")},
+            "reproduces": {"rouge_score": REPRODUCES["rouge_score"]},
+        }
 
 
 class OpenCompassProtocol(_TokenPlan):
@@ -180,8 +203,9 @@ class OpenCompassProtocol(_TokenPlan):
             return None
         return bootstrap_mid_opencompass(values) if language == "en" else mean_in_order(values)
 
-    def split_total(self, general: Sequence[float | None], specific: Sequence[float | None],
-                    language: str) -> float | None:
+    def split_total(
+        self, general: Sequence[float | None], specific: Sequence[float | None], language: str
+    ) -> float | None:
         """The number OpenCompass prints for a split: both test sets pooled in its shuffled order;
         None when a sample has no score (OpenCompass would have scored every sample)."""
         pooled = [*general, *specific]
@@ -191,12 +215,19 @@ class OpenCompassProtocol(_TokenPlan):
         return self.aggregate([values[i] for i in opencompass_order(len(values))], language)
 
     def describe(self) -> dict[str, Any]:
-        return {"protocol": self.name, "measure": self.measure, "references": self.references,
-                "tokenizers": {"en": ROUGE_SCORE_TOKENIZER, "zh": OPENCOMPASS_ZH_TOKENIZER},
-                "f_measure": {"en": "rouge_score", "zh": "rouge_chinese"},
-                "libraries": {"rapidfuzz": library_version("rapidfuzz"), "jieba": library_version("jieba")},
-                "reproduces": {"rouge_score": REPRODUCES["rouge_score"], "rouge_chinese": REPRODUCES["rouge_chinese"]},
-                "scale": "fraction (OpenCompass prints x100)"}
+        return {
+            "protocol": self.name,
+            "measure": self.measure,
+            "references": self.references,
+            "tokenizers": {"en": ROUGE_SCORE_TOKENIZER, "zh": OPENCOMPASS_ZH_TOKENIZER},
+            "f_measure": {"en": "rouge_score", "zh": "rouge_chinese"},
+            "libraries": {"rapidfuzz": library_version("rapidfuzz"), "jieba": library_version("jieba")},
+            "reproduces": {
+                "rouge_score": REPRODUCES["rouge_score"],
+                "rouge_chinese": REPRODUCES["rouge_chinese"],
+            },
+            "scale": "fraction (OpenCompass prints x100)",
+        }
 
 
 _CLASSES: dict[str, type[ScoringProtocol]] = {
@@ -210,8 +241,11 @@ def get_protocol(name: str) -> ScoringProtocol:
     cls = _CLASSES.get(name)
     if cls is None:
         close = difflib.get_close_matches(str(name), PROTOCOLS, n=1)
-        raise ConfigError(f"unknown scoring protocol {name!r}", where="--protocol",
-                          fix=(f"did you mean {close[0]!r}? " if close else "") + "choose one of: " + ", ".join(PROTOCOLS))
+        raise ConfigError(
+            f"unknown scoring protocol {name!r}",
+            where="--protocol",
+            fix=(f"did you mean {close[0]!r}? " if close else "") + "choose one of: " + ", ".join(PROTOCOLS),
+        )
     return cls()
 
 
@@ -222,8 +256,12 @@ def protocols_for(headline: str, held: Sequence[str] = ()) -> list[ScoringProtoc
     return [get_protocol(name) for name in names]
 
 
-def rouge_l(predictions: Sequence[str], references: Sequence[Sequence[str]], language: str = "en",
-            protocol: str = DEFAULT_PROTOCOL) -> list[float]:
+def rouge_l(
+    predictions: Sequence[str],
+    references: Sequence[Sequence[str]],
+    language: str = "en",
+    protocol: str = DEFAULT_PROTOCOL,
+) -> list[float]:
     """ROUGE-L of each prediction against its list of references, one score per item, in [0, 1].
 
     Args:

@@ -48,7 +48,9 @@ def _masks(words: Sentence) -> dict[str, int]:
     return masks
 
 
-def recon_lcs_words(reference: Sentence, hypothesis: Sentence, masks: dict[str, int] | None = None) -> set[str]:
+def recon_lcs_words(
+    reference: Sentence, hypothesis: Sentence, masks: dict[str, int] | None = None
+) -> set[str]:
     """The words of the LCS that pip `rouge`'s `_recon_lcs(reference, hypothesis)` reconstructs."""
     masks = _masks(hypothesis) if masks is None else masks
     width = len(hypothesis)
@@ -79,7 +81,7 @@ def recon_lcs_words(reference: Sentence, hypothesis: Sentence, masks: dict[str, 
 
 
 def rolellm_recall(hypothesis: str, reference: str, language: str = "en") -> float:
-    """pip `rouge`'s summary-level ROUGE-L recall of one hypothesis against one reference (0.0 if it raises)."""
+    """pip `rouge`'s summary-level ROUGE-L recall of a hypothesis against one reference (0.0 if it raises)."""
     hyp = sentences(rolellm_text(hypothesis, language))
     ref = sentences(rolellm_text(reference, language))
     if not hyp or not ref:
@@ -104,4 +106,7 @@ def rolellm_recall_batch(
     predictions: Sequence[str], references: Sequence[Sequence[str]], language: str
 ) -> list[float]:
     """The best recall over each prediction's references (predictions[i] against references[i])."""
-    return [max(rolellm_recall(p, r, language) for r in refs) for p, refs in zip(predictions, references, strict=True)]
+    return [
+        max(rolellm_recall(p, r, language) for r in refs)
+        for p, refs in zip(predictions, references, strict=True)
+    ]

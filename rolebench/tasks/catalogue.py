@@ -30,7 +30,15 @@ class _Loader(yaml.SafeLoader):
     """SafeLoader that keeps `!function module.attr` as a marker string."""
 
 
-_Loader.add_constructor("!function", lambda loader, node: f"!function {loader.construct_scalar(node)}")
+def _function_marker(loader: yaml.SafeLoader, node: yaml.Node) -> str:
+    if not isinstance(node, yaml.ScalarNode):
+        raise yaml.constructor.ConstructorError(
+            None, None, "!function needs a module.attr name", node.start_mark
+        )
+    return f"!function {loader.construct_scalar(node)}"
+
+
+_Loader.add_constructor("!function", _function_marker)
 
 
 def default_task_dirs() -> list[Path]:
@@ -59,24 +67,37 @@ def _read_yaml(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
 
 def _task_from(path: Path, data: dict[str, Any]) -> TaskSpec:
     where = str(path)
-    split_id = _field(data, ("dataset_kwargs", "split"), str, where, "name a RoleBench split, e.g. zh_general")
+    split_id = _field(
+        data, ("dataset_kwargs", "split"), str, where, "name a RoleBench split, e.g. zh_general"
+    )
     try:
         split = get_split(split_id)
     except DataError as exc:
         raise ConfigError(exc.what, where=where, fix=exc.fix) from None
     version = _field(data, ("metadata", "version"), (int, float, str), where, "give the task a version")
-    max_tokens = _field(data, ("generation_kwargs", "max_gen_toks"), int, where, "a positive integer", required=False)
+    max_tokens = _field(
+        data, ("generation_kwargs", "max_gen_toks"), int, where, "a positive integer", required=False
+    )
     if max_tokens is not None and (isinstance(max_tokens, bool) or max_tokens < 1):
         raise ConfigError(f"max_gen_toks must be a positive integer, not {max_tokens!r}", where=where)
-    until = _field(data, ("generation_kwargs", "until"), list, where, "a list of stop strings", required=False)
+    until = _field(
+        data, ("generation_kwargs", "until"), list, where, "a list of stop strings", required=False
+    )
     if until is not None and not all(isinstance(s, str) and s for s in until):
         raise ConfigError("generation_kwargs.until must be a list of non-empty strings", where=where)
     digest = hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
     return TaskSpec(data["task"], split, version, path, digest, max_tokens, tuple(until or ()))
 
 
-def _field(data: dict[str, Any], keys: tuple[str, ...], kind: type | tuple[type, ...], where: str, fix: str,
-           *, required: bool = True) -> Any:
+def _field(
+    data: dict[str, Any],
+    keys: tuple[str, ...],
+    kind: type | tuple[type, ...],
+    where: str,
+    fix: str,
+    *,
+    required: bool = True,
+) -> Any:
     """A nested field of a task file, type-checked: one ConfigError naming it when absent or wrong."""
     value: Any = data
     for key in keys:
@@ -90,7 +111,9 @@ def _field(data: dict[str, Any], keys: tuple[str, ...], kind: type | tuple[type,
             raise ConfigError(f"task has no `{name}`", where=where, fix=fix)
         return None
     if not isinstance(value, kind) or isinstance(value, bool):
-        raise ConfigError(f"`{name}` is a {type(value).__name__}, not what it should be", where=where, fix=fix)
+        raise ConfigError(
+            f"`{name}` is a {type(value).__name__}, not what it should be", where=where, fix=fix
+        )
     return value
 
 

@@ -22,8 +22,12 @@ class TaskSpec:
     stop: tuple[str, ...] = ()  # generation_kwargs.until
 
     def describe(self) -> dict[str, Any]:
-        return {"version": self.version, "split": self.split.id, "file": self.path.name,
-                "config_sha256": self.config_sha256}
+        return {
+            "version": self.version,
+            "split": self.split.id,
+            "file": self.path.name,
+            "config_sha256": self.config_sha256,
+        }
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,14 @@ from rolebench.scoring.metrics import Scorable, score_sample
 from rolebench.scoring.protocols import DEFAULT_PROTOCOL, get_protocol
 
 
-def load_docs(split: str, data_dir: str | None = None, revision: str | None = None,
-              protocol: str = DEFAULT_PROTOCOL, limit: int | None = None, **_: Any) -> dict[str, Any]:
+def load_docs(
+    split: str,
+    data_dir: str | None = None,
+    revision: str | None = None,
+    protocol: str = DEFAULT_PROTOCOL,
+    limit: int | None = None,
+    **_: Any,
+) -> dict[str, Any]:
     """custom_dataset hook: {"test": datasets.Dataset} of one RoleBench split, one doc per sample."""
     import datasets
 
@@ -45,6 +51,10 @@ def load_docs(split: str, data_dir: str | None = None, revision: str | None = No
 def process_results(doc: dict[str, Any], results: list[str]) -> dict[str, float]:
     """Per-doc ROUGE-L values; metrics that cannot be computed (no raw answer) are left out."""
     split = get_split(doc["split"])
-    scores = score_sample(get_protocol(doc.get("protocol") or DEFAULT_PROTOCOL), split.kind, split.language,
-                          Scorable(results[0], doc["references"], doc.get("raw_answer")))
+    scores = score_sample(
+        get_protocol(doc.get("protocol") or DEFAULT_PROTOCOL),
+        split.kind,
+        split.language,
+        Scorable(results[0], doc["references"], doc.get("raw_answer")),
+    )
     return {name: value for name, value in scores.items() if value is not None}
