@@ -6,7 +6,7 @@ import argparse
 import re
 from pathlib import Path
 
-from rolebench.commands.arguments import Subparsers, add_data_arguments, model_options
+from rolebench.commands._arguments import Subparsers, add_data_arguments, model_options
 from rolebench.errors import ConfigError
 from rolebench.results.schema import RunResults
 

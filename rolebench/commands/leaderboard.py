@@ -6,7 +6,7 @@ import argparse
 import os
 from pathlib import Path
 
-from rolebench.commands.arguments import Subparsers
+from rolebench.commands._arguments import Subparsers
 from rolebench.errors import ConfigError
 
 

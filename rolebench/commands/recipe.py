@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rolebench.commands.arguments import Subparsers
+from rolebench.commands._arguments import Subparsers
 from rolebench.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -144,7 +144,7 @@ def cache_path(args: argparse.Namespace) -> Path:
 
 def generator_settings(args: argparse.Namespace) -> GeneratorSettings:
     from model_adapters import GenerationConfig
-    from rolebench.commands.arguments import model_options
+    from rolebench.commands._arguments import model_options
     from rolebench.recipes.generation import GeneratorSettings
 
     options = model_options(args)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rolebench.commands.arguments import Subparsers
+from rolebench.commands._arguments import Subparsers
 from rolebench.errors import ConfigError
 
 
