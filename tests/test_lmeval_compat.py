@@ -28,15 +28,20 @@ LIMIT, MAX_TOKENS, BATCH = 3, 16, 4
 pytest.importorskip("lm_eval")
 
 
-def run_lm_eval(model_dir: Path, data_dir: Path, chat: bool) -> dict:
+def run_lm_eval(
+    model_dir: Path, data_dir: Path, chat: bool, tasks: tuple[str, ...] = ("rolebench_zh",)
+) -> dict:
     import lm_eval
     from lm_eval.tasks import TaskManager
 
-    manager = TaskManager(include_path=str(TASK_DIR), include_defaults=False)
+    metadata = {
+        "data_dir": str(data_dir)
+    }  # what `lm_eval --metadata '{"data_dir": ...}'` gives the TaskManager
+    manager = TaskManager(include_path=str(TASK_DIR), include_defaults=False, metadata=metadata)
     return lm_eval.simple_evaluate(
         model="hf",
         model_args=f"pretrained={model_dir},dtype=float32",
-        tasks=list(TASKS),
+        tasks=list(tasks),
         task_manager=manager,
         limit=LIMIT,
         apply_chat_template=chat,
@@ -134,3 +139,18 @@ def test_same_prompts_generations_and_scores_as_rolebench_evaluate(
             assert record["output"] == sample["filtered_resps"][0]
             for name in sample["metrics"]:
                 assert record["scores"][name] == pytest.approx(sample[name], abs=1e-12)
+
+
+def test_lm_eval_prints_the_group_row(lm_eval_chat):
+    """The group YAMLs carry `aggregate_metric_list`: lm-eval reports a split's CUS and SPE in a group row."""
+    results = lm_eval_chat["results"]
+    group = results["rolebench_zh"]
+    assert group["cus,none"] == pytest.approx(results["rolebench_zh_general"]["cus,none"], abs=1e-12)
+    assert group["spe,none"] == pytest.approx(results["rolebench_zh_specific"]["spe,none"], abs=1e-12)
+
+
+def test_lm_eval_without_data_says_what_to_do_in_one_line(tiny_model_dir, tmp_path):
+    with pytest.raises(SystemExit) as caught:
+        run_lm_eval(tiny_model_dir, tmp_path / "no-such-data", chat=True, tasks=("rolebench_zh_specific",))
+    message = str(caught.value)
+    assert message.startswith("rolebench: error:") and "\n" not in message and "does not exist" in message

@@ -337,3 +337,23 @@ def test_unknown_backend_options_are_refused_before_any_work(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2 and "unknown option 'api_key' for baseline: models" in err
     assert not (tmp_path / "run").exists()
+
+
+def test_config_file_gives_the_flags_and_the_command_line_wins(tmp_path, capsys):
+    config = tmp_path / "run.yaml"
+    config.write_text(
+        "model: baseline:rolegpt\ntasks: [rolebench_demo_specific]\nlimit: 3\nmax-new-tokens: 64\n"
+        "model_args: {}\n",
+        encoding="utf-8",
+    )
+    assert run_cli("evaluate", "--config", str(config), "--output", str(tmp_path / "a")) == 0
+    made = read_results(tmp_path / "a").config
+    assert made.limit == 3 and made.generation["max_new_tokens"] == 64
+    assert run_cli("evaluate", "--config", str(config), "--limit", "2", "--output", str(tmp_path / "b")) == 0
+    assert read_results(tmp_path / "b").config.limit == 2
+    config.write_text("model: baseline:rolegpt\nlmit: 3\n", encoding="utf-8")
+    capsys.readouterr()
+    assert run_cli("evaluate", "--config", str(config)) == 2
+    assert "unknown option 'lmit'" in capsys.readouterr().err
+    assert run_cli("evaluate", "--tasks", "rolebench_demo") == 2
+    assert "--model is required" in capsys.readouterr().err

@@ -16,7 +16,8 @@ import sys
 from collections.abc import Sequence
 
 from rolebench import commands
-from rolebench.errors import RoleBenchError
+from rolebench.cli.failures import report
+from rolebench.commands._arguments import config_defaults
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -49,10 +50,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.DEBUG if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
     try:
+        args = with_config_file(parser, args, argv)
         return int(args.run(args) or 0)
-    except RoleBenchError as exc:
-        print(f"rolebench: error: {exc.line()}", file=sys.stderr)
-        return exc.exit_code
     except BrokenPipeError:  # e.g. `rolebench tasks | head`: the reader left; say nothing more
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keeps Python's exit flush from failing again
         return 0
@@ -62,6 +61,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 130
+    except Exception as exc:  # every failure is one line and a non-zero exit (see rolebench.cli.failures)
+        return report(exc, verbose=args.verbose)
+
+
+def with_config_file(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, argv: Sequence[str] | None
+) -> argparse.Namespace:
+    """With `--config FILE`: the file's keys become the command's defaults, and the command line is parsed
+    again, so flags given on it win (as lm-eval's `--config` does)."""
+    path = getattr(args, "config", None)
+    if path is None:
+        return args
+    command_parser: argparse.ArgumentParser = args.config_parser
+    command_parser.set_defaults(**config_defaults(path, command_parser))
+    return parser.parse_args(argv)
 
 
 if __name__ == "__main__":

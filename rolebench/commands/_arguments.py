@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any, TypeAlias
+
+import yaml
 
 from rolebench.errors import ConfigError
 
@@ -38,3 +41,60 @@ def model_options(args: argparse.Namespace) -> dict[str, Any]:
     if args.base_url:
         options["base_url"] = args.base_url
     return options
+
+
+def add_config_argument(p: argparse.ArgumentParser) -> None:
+    """`--config FILE`: a YAML file of the command's options, keyed by flag name (`max_new_tokens` or
+    `max-new-tokens`); flags on the command line win."""
+    p.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="YAML file of options keyed by flag name (e.g. model, tasks, limit, max_new_tokens); "
+        "flags given on the command line win",
+    )
+    p.set_defaults(config_parser=p)
+
+
+def config_defaults(path: Path, parser: argparse.ArgumentParser) -> dict[str, Any]:
+    """The defaults a config file gives `parser`'s options (strings, so argparse converts and checks them)."""
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeError, yaml.YAMLError) as exc:
+        raise ConfigError(
+            f"cannot read the config file: {str(exc).splitlines()[0]}", where=str(path)
+        ) from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError("a config file is a YAML mapping of option names to values", where=str(path))
+    actions = {a.dest: a for a in parser._actions if a.dest not in ("help", "config", "config_parser")}
+    defaults: dict[str, Any] = {}
+    for key, value in data.items():
+        dest = str(key).strip().lstrip("-").replace("-", "_")
+        action = actions.get(dest)
+        if action is None:
+            known = ", ".join(sorted(actions))
+            raise ConfigError(f"unknown option {key!r}", where=str(path), fix=f"use one of: {known}")
+        defaults[dest] = _flag_value(action, value, str(path))
+    return defaults
+
+
+def _flag_value(action: argparse.Action, value: Any, where: str) -> Any:
+    if isinstance(action, argparse._StoreTrueAction | argparse._StoreFalseAction):
+        if not isinstance(value, bool):
+            raise ConfigError(f"option {action.dest} must be true or false, not {value!r}", where=where)
+        return value
+    if isinstance(action, argparse._AppendAction):
+        items = value if isinstance(value, list) else [value]
+        convert = action.type if callable(action.type) else str
+        return [convert(str(item)) for item in items]
+    if isinstance(value, dict):  # model_args: {dtype: bfloat16} -> "dtype=bfloat16"
+        return ",".join(f"{k}={v}" for k, v in value.items())
+    if isinstance(value, list):  # tasks: [a, b] -> "a,b"
+        return ",".join(str(item) for item in value)
+    if isinstance(value, bool) or value is None:
+        raise ConfigError(
+            f"option {action.dest} has no value the command line could give ({value!r})", where=where
+        )
+    return str(value)

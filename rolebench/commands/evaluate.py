@@ -6,7 +6,7 @@ import argparse
 import re
 from pathlib import Path
 
-from rolebench.commands._arguments import Subparsers, add_data_arguments, model_options
+from rolebench.commands._arguments import Subparsers, add_config_argument, add_data_arguments, model_options
 from rolebench.errors import ConfigError
 from rolebench.results.schema import RunResults
 
@@ -20,13 +20,11 @@ def add_parser(subparsers: Subparsers) -> None:
     )
     p.add_argument(
         "--model",
-        required=True,
         help="model spec: hf:ID[@REV], peft:BASE+ADAPTER, openai:MODEL[@URL], "
         "llamacpp:PATH|smollm2, vllm:ID, lmeval:NAME,args, baseline:rolegpt",
     )
-    p.add_argument(
-        "--tasks", required=True, help="comma-separated task or group names (see `rolebench tasks`)"
-    )
+    p.add_argument("--tasks", help="comma-separated task or group names (see `rolebench tasks`)")
+    add_config_argument(p)
     p.add_argument("--output", type=Path, help="run folder (default runs/<model>)")
     add_data_arguments(p)
     p.add_argument("--limit", type=int, help="evaluate only the first N samples of each task")
@@ -76,6 +74,13 @@ def run(args: argparse.Namespace) -> int:
     from rolebench.report.summary import summary_text
     from rolebench.scoring.aggregate import BootstrapSettings
 
+    for flag in ("model", "tasks"):
+        if not getattr(args, flag):
+            raise ConfigError(
+                f"--{flag} is required",
+                where="rolebench evaluate",
+                fix=f"give --{flag} on the command line or `{flag}:` in the --config file",
+            )
     if args.limit is not None and args.limit < 1:
         raise ConfigError("--limit must be at least 1", where="--limit")
     options_ = model_options(args)
