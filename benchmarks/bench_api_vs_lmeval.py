@@ -14,7 +14,7 @@ then the two alternate in ABBA order, `--repeats` times each; medians of wall an
 process are reported, with every run and how many answers the two harnesses share word for word.
 `--n` defaults to 8 because a cold 400-token prompt takes about 8 s on 2 shared vCPUs.
 
-    python benchmarks/bench_api_vs_lmeval.py --data-dir ../shared/rolebench
+    python -m benchmarks.bench_api_vs_lmeval --data-dir ../shared/rolebench
 """
 
 from __future__ import annotations
@@ -31,13 +31,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from model_adapters import GenerationConfig, Request, load_model
+from rolebench.data.resolve import resolve_source
+from rolebench.data.samples import load_samples
+from rolebench.prompts.roleplay import role_messages
 
-from model_adapters import GenerationConfig, Request, load_model  # noqa: E402
-from rolebench.data.resolve import resolve_source  # noqa: E402
-from rolebench.data.samples import load_samples  # noqa: E402
-from rolebench.prompts.roleplay import role_messages  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 
 def rolebench_requests(data_dir: str | None, n: int) -> list[Request]:
@@ -77,7 +76,7 @@ def serve(command: list[str], base_url: str | None = None) -> Iterator[str]:
 
 
 def fake_server(delay: float) -> list[str]:
-    return [sys.executable, str(REPO / "tests" / "fake_openai.py"), "--delay", str(delay), "--words", "32"]
+    return [sys.executable, "-m", "tests.fake_openai", "--delay", str(delay), "--words", "32"]
 
 
 def llama_server(port: int) -> list[str]:

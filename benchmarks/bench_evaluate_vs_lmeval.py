@@ -13,27 +13,25 @@ pay the GGUF dequantization inside the timing) or `tiny` (the tests' 2-layer ran
 overhead only). Prompts: evenly spaced questions of `--split` (default eng_role_general; the Chinese
 splits' prompts are about 3x longer in SmolLM2's tokens, so prefill dominates even more).
 
-    python benchmarks/bench_evaluate_vs_lmeval.py --data-dir ../shared/rolebench
+    python -m benchmarks.bench_evaluate_vs_lmeval --data-dir ../shared/rolebench
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from model_adapters import GenerationConfig, Request, load_model
+from model_adapters.llamacpp import smollm2_gguf
+from rolebench.data.resolve import resolve_source
+from rolebench.data.samples import load_samples
+from rolebench.prompts.roleplay import role_messages
 
-from model_adapters import GenerationConfig, Request, load_model  # noqa: E402
-from model_adapters.llamacpp import smollm2_gguf  # noqa: E402
-from rolebench.data.resolve import resolve_source  # noqa: E402
-from rolebench.data.samples import load_samples  # noqa: E402
-from rolebench.prompts.roleplay import role_messages  # noqa: E402
+REPO = Path(__file__).resolve().parent.parent
 
 
 def rolebench_requests(data_dir: str | None, n: int, split: str = "zh_general") -> list[Request]:
@@ -70,8 +68,7 @@ def smollm2_folder() -> Path:
 
 
 def tiny_folder() -> Path:
-    sys.path.insert(0, str(REPO / "tests"))
-    from conftest import CHATML_TEMPLATE, build_tiny_model
+    from tests.conftest import CHATML_TEMPLATE, build_tiny_model
 
     return build_tiny_model(Path(tempfile.mkdtemp(prefix="rolebench-tiny-")), CHATML_TEMPLATE)
 

@@ -9,7 +9,7 @@ to last completion; `adapter_floor_s`, the bare `openai:` adapter sending as man
 request). The server runs in its own process, as a real one would, so its threads do not compete
 with the judge's for this process's GIL.
 
-    python benchmarks/bench_judge.py [--pairs 1000] [--concurrency 32] [--latency 0.1] [--json OUT]
+    python -m benchmarks.bench_judge [--pairs 1000] [--concurrency 32] [--latency 0.1] [--json OUT]
 """
 
 from __future__ import annotations
@@ -25,14 +25,13 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))  # tests/fake_openai.py
 
 LATENCY = {"seconds": 0.1}
 
 
 def verdict(body: dict[str, Any]) -> Any:
     """The judge: prefers the answer marked GOOD (read back from the prompt), after the latency."""
-    from fake_openai import Reply
+    from tests.fake_openai import Reply
 
     user = body["messages"][-1]["content"]
     start = user.index('[\n  {\n    "model": "model_a"')
@@ -52,7 +51,7 @@ def serve(latency: float, port_queue: Any, stop: Any) -> None:
     """Child process: run the fake server until told to stop; report its port and peak concurrency."""
     from http.server import ThreadingHTTPServer
 
-    from fake_openai import FakeOpenAI
+    from tests.fake_openai import FakeOpenAI
 
     # socketserver's default listen backlog (5) refuses part of a burst of 32 new connections, and
     # the client then retries after a back-off: a server artefact, not judge overhead.

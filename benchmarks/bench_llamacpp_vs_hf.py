@@ -10,22 +10,17 @@ apart. Throughput = completion tokens (EOS included) / generation time, prompt p
 (RoleBench prompts are long, answers short: prefill is a large part), best of `--repeats` runs,
 per wall second and per CPU second of this process (llama.cpp's threads run in-process too).
 
-    python benchmarks/bench_llamacpp_vs_hf.py --data-dir ../shared/rolebench
+    python -m benchmarks.bench_llamacpp_vs_hf --data-dir ../shared/rolebench
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bench_evaluate_vs_lmeval import rolebench_requests, smollm2_gguf  # noqa: E402
-
-from model_adapters import GenerationConfig, Request, load_model  # noqa: E402
+from benchmarks.bench_evaluate_vs_lmeval import rolebench_requests, smollm2_gguf
+from model_adapters import GenerationConfig, Request, load_model
 
 
 def timed(adapter, requests: list[Request], config: GenerationConfig) -> tuple[int, int, float, float]:

@@ -1,6 +1,6 @@
 """ROUGE-L throughput: rolebench.scoring against the reference implementations, on real RoleBench pairs.
 
-    python benchmarks/bench_rouge.py [--rows N] [--repeat R]
+    python -m benchmarks.bench_rouge [--rows N] [--repeat R]
 
 Reads the RoleBench files from $ROLEBENCH_DATA (default ../shared/rolebench next to the repository).
 Each case scores the same (prediction, references) samples both ways in the same process, checks
@@ -31,9 +31,9 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from rolebench.scoring.opencompass import general_postprocess
-from rolebench.scoring.protocols import OC_PRED_PLACEHOLDER, OC_REF_PLACEHOLDER, get_protocol
-from rolebench.scoring.tokenize import tokenize_zh
+from rolebench.scoring.opencompass import OC_PRED_PLACEHOLDER, OC_REF_PLACEHOLDER, general_postprocess
+from rolebench.scoring.protocols import get_protocol
+from rolebench.scoring.tokenize import tokenize_cjk_char
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 EN_CUS = "rolebench-eng/role-generalization/general/test.jsonl"
@@ -158,7 +158,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"best of {args.repeat} (reference) / {5 * args.repeat} (ours); pairs/s by CPU time"
     )
     print("case                samples  pairs |  ours p/s |   ref p/s | speedup | wall x  | identical")
-    chars = _Tokenizer(tokenize_zh)
+    chars = _Tokenizer(tokenize_cjk_char)
     results = [
         run_case("en CUS rolebench", en, "en", reference_rouge_score(en, True), args.repeat),
         run_case("en CUS opencompass", en, "en", reference_rouge_score(en, False), args.repeat),

@@ -18,7 +18,7 @@ of concurrency. Requests naming a model outside `models` get OpenAI's 404 `model
 
 In pytest, the `fake_openai` fixture is a factory of started servers, all stopped at teardown:
 
-    pytest_plugins = ["fake_openai"]          # in a test module (tests/ is on sys.path), or conftest
+    from tests.fake_openai import fake_openai  # in a test module (the fixture), or conftest
     def test_x(fake_openai):
         server = fake_openai(lambda body: Reply.rate_limited(retry_after="1") if ... else "ok")
 """

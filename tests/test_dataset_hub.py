@@ -12,7 +12,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from hub_standin import HubStandIn
 
 from rolebench.cli.main import main
 from rolebench.data.layout import MANIFEST_NAME
@@ -21,6 +20,7 @@ from rolebench.data.resolve import resolve_source
 from rolebench.data.samples import load_samples
 from rolebench.data.source import UPSTREAM_REPO, file_sha256
 from rolebench.errors import DataError
+from tests.hub_standin import HubStandIn
 
 pytest.importorskip("pyarrow", reason="building the dataset needs pyarrow (rolebench[data])")
 UPSTREAM_FILES = [

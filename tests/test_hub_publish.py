@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hub_standin import HubStandIn
 
 from rolebench.cli.main import main
 from rolebench.errors import ConfigError, DataError
@@ -18,6 +17,7 @@ from rolebench.leaderboard import publish as hub_publish
 from rolebench.leaderboard.boards import collect
 from rolebench.leaderboard.build import build
 from rolebench.results.io import read_results, write_results
+from tests.hub_standin import HubStandIn
 
 
 @pytest.fixture(scope="module")

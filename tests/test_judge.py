@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_openai import Reply, fake_openai  # noqa: F401 - `fake_openai` is a fixture
 
 from rolebench.cli.main import main
 from rolebench.judge import parse as judge_parse
@@ -20,6 +19,7 @@ from rolebench.judge.run import JudgeSettings, judge_run
 from rolebench.results.io import read_results, write_results, write_samples
 from rolebench.results.provenance import now_iso
 from rolebench.results.schema import GroupResult, RunResults, SampleRecord, TaskResult
+from tests.fake_openai import Reply, fake_openai  # noqa: F401 - `fake_openai` is a fixture
 
 GOOD = "Arr, GOOD answer"  # the marker our fake judge prefers
 FIELDS = (

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_openai import FakeOpenAI, Reply, fake_openai  # noqa: F401 - `fake_openai` is a fixture
 
 from model_adapters import GenerationConfig, Request, load_model
 from model_adapters.openai_api import OpenAIAdapter, RetryPolicy, parse_retry_after
@@ -29,6 +28,7 @@ from rolebench.errors import ConfigError, ModelError
 from rolebench.evaluation.options import EvalOptions
 from rolebench.evaluation.pipeline import evaluate
 from rolebench.prompts.roleplay import role_messages
+from tests.fake_openai import FakeOpenAI, Reply, fake_openai  # noqa: F401 - `fake_openai` is a fixture
 
 SECRET = "sk-test-SECRET123"
 FAST = {"backoff": 0.0, "max_retries": 3}  # no waiting between retries unless a test asks for it

@@ -13,12 +13,12 @@ import json
 from pathlib import Path
 
 import pytest
-from fake_openai import fake_openai  # noqa: F401 - `fake_openai` is a fixture
 
 from rolebench.cli.main import main
 from rolebench.recipes.dialogues import DemonstrationRetriever, dialogue_pairs, segments
 from rolebench.recipes.qa_parse import parse_items
 from rolebench.recipes.splits import SplitOptions, build_splits, pair_key
+from tests.fake_openai import fake_openai  # noqa: F401 - `fake_openai` is a fixture
 
 
 def read_rows(path: Path) -> list[dict]:

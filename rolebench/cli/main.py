@@ -70,7 +70,7 @@ def with_config_file(
 ) -> argparse.Namespace:
     """With `--config FILE`: the file's keys become the command's defaults, and the command line is parsed
     again, so flags given on it win (as lm-eval's `--config` does)."""
-    path = getattr(args, "config", None)
+    path = getattr(args, "config_file", None)
     if path is None:
         return args
     command_parser: argparse.ArgumentParser = args.config_parser

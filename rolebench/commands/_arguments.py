@@ -48,6 +48,7 @@ def add_config_argument(p: argparse.ArgumentParser) -> None:
     `max-new-tokens`); flags on the command line win."""
     p.add_argument(
         "--config",
+        dest="config_file",
         type=Path,
         metavar="FILE",
         help="YAML file of options keyed by flag name (e.g. model, tasks, limit, max_new_tokens); "
@@ -68,7 +69,7 @@ def config_defaults(path: Path, parser: argparse.ArgumentParser) -> dict[str, An
         return {}
     if not isinstance(data, dict):
         raise ConfigError("a config file is a YAML mapping of option names to values", where=str(path))
-    actions = {a.dest: a for a in parser._actions if a.dest not in ("help", "config", "config_parser")}
+    actions = {a.dest: a for a in parser._actions if a.dest not in ("help", "config_file", "config_parser")}
     defaults: dict[str, Any] = {}
     for key, value in data.items():
         dest = str(key).strip().lstrip("-").replace("-", "_")

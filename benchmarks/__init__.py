@@ -1,0 +1,1 @@
+"""Speed measurements, run from the repository root as `python -m benchmarks.<script>`."""

@@ -1,0 +1,1 @@
+"""The test suite, a package so that benchmarks can reuse its fake servers (`tests.fake_openai`)."""
