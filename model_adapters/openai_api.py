@@ -37,7 +37,6 @@ import asyncio
 import concurrent.futures
 import email.utils
 import logging
-import os
 import queue
 import random
 import threading
@@ -53,6 +52,7 @@ from pydantic import Field
 from model_adapters.errors import ConfigError, MissingDependency, ModelError
 from model_adapters.interface import AdapterBase, Generation, GenerationConfig, Request, Usage
 from model_adapters.options import AdapterOptions
+from model_adapters.secrets import hide_secrets, secret_from_env
 from model_adapters.spec import ModelSpec
 
 log = logging.getLogger(__name__)
@@ -232,7 +232,7 @@ class OpenAIAdapter(AdapterBase):
         )
 
     def _read_key(self) -> str:
-        key = os.environ.get(self.api_key_env, "").strip()
+        key = secret_from_env(self.api_key_env)
         if key:
             return key
         if is_local(self.base_url):
@@ -379,7 +379,7 @@ class OpenAIAdapter(AdapterBase):
             text = "".join(part.get("text", "") for part in text if isinstance(part, dict))
         error = None if isinstance(text, str) else f"the response has no content (finish_reason={finish})"
         return Generation(
-            text=text if isinstance(text, str) else None,
+            text=hide_secrets(text) if isinstance(text, str) else None,
             usage=usage,
             error=error,
             seconds=time.perf_counter() - started,

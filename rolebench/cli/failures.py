@@ -12,6 +12,7 @@ import sqlite3
 import sys
 import traceback
 
+from model_adapters.secrets import hide_secrets
 from rolebench.errors import RoleBenchError
 
 BUG_EXIT = 1
@@ -56,5 +57,5 @@ def report(exc: BaseException, *, verbose: bool) -> int:
     if verbose:
         traceback.print_exception(exc, file=sys.stderr)
     line, code = describe(exc)
-    print(f"rolebench: error: {line}", file=sys.stderr)
+    print(hide_secrets(f"rolebench: error: {line}"), file=sys.stderr)
     return code

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
+from model_adapters.secrets import secret_from_env
 from rolebench.commands._arguments import Subparsers
 from rolebench.errors import ConfigError
 
@@ -77,7 +77,7 @@ def run_publish(args: argparse.Namespace) -> int:
             where="leaderboard publish",
             fix="give --repo, --model-card-repo and/or --model-index-out",
         )
-    token = os.environ.get("HF_TOKEN") or None
+    token = secret_from_env("HF_TOKEN")
     if args.repo:
         hub_publish.check_repo_id(args.repo, "--repo")
         files = hub_publish.files_to_publish(args.folder)

@@ -9,9 +9,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from model_adapters.secrets import hide_secrets
+
 
 def write_text_atomic(path: str | Path, text: str) -> None:
-    """Write to a temporary file beside `path`, then rename it over `path`."""
+    """Write to a temporary file beside `path`, then rename it over `path`; secrets hidden by value."""
+    text = hide_secrets(text)
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)

@@ -17,6 +17,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from model_adapters.secrets import hide_secrets
+
 CACHE_ENV = "ROLEBENCH_CACHE"
 
 
@@ -75,8 +77,8 @@ class RecordStore:
         return found
 
     def put(self, key: str, record: dict[str, Any]) -> None:
-        """Store a record and commit at once (a later put of the same key replaces it)."""
-        text = json.dumps(record, ensure_ascii=False)
+        """Store a record and commit at once (a later put of the same key replaces it); secrets hidden."""
+        text = hide_secrets(json.dumps(record, ensure_ascii=False))
         with self._lock:
             self._db.execute(
                 f"INSERT OR REPLACE INTO {self.table} (key, record, created) VALUES (?, ?, ?)",
