@@ -48,7 +48,9 @@ class BaselineAdapter(AdapterBase):
             if answer is None:
                 yield (
                     request,
-                    Generation(text=None, error="no RoleGPT baseline answer for this (role, question)"),
+                    Generation(
+                        text=None, error="no RoleGPT baseline answer for this (role, question)", missing=True
+                    ),
                 )
             else:
                 yield request, Generation(text=answer, finish_reason="stop")

@@ -7,11 +7,13 @@ once. Backends sort, batch and parallelise as they like behind that.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self, runtime_checkable
 
+from model_adapters.errors import ConfigError
 from model_adapters.options import AdapterOptions, NoOptions
 
 if TYPE_CHECKING:
@@ -30,6 +32,28 @@ class GenerationConfig:
     seed: int = 0
     batch_size: int = 8  # local backends: prompts per forward pass
     concurrency: int = 8  # API backends: requests in flight
+
+    def __post_init__(self) -> None:
+        """Refuse settings no backend can honour (one line each, before any model loads)."""
+        checks = [
+            ("max_new_tokens", self.max_new_tokens, self.max_new_tokens >= 1, "a whole number of at least 1"),
+            (
+                "temperature",
+                self.temperature,
+                math.isfinite(self.temperature) and self.temperature >= 0,
+                "0 (greedy) or more",
+            ),
+            ("top_p", self.top_p, math.isfinite(self.top_p) and 0 < self.top_p <= 1, "in (0, 1]"),
+            ("batch_size", self.batch_size, self.batch_size >= 1, "at least 1"),
+            ("concurrency", self.concurrency, self.concurrency >= 1, "at least 1"),
+        ]
+        for name, value, ok, allowed in checks:
+            if not ok or isinstance(value, bool):
+                raise ConfigError(
+                    f"{name} {value!r} is not allowed",
+                    where=f"--{name.replace('_', '-')}",
+                    fix=f"use {allowed}",
+                )
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -64,6 +88,12 @@ class Generation:
     seconds: float = 0.0
     error: str | None = None
     finish_reason: str | None = None
+    missing: bool = False  # no answer exists for this request (not a failure): e.g. a baseline without one
+
+    @property
+    def failed(self) -> bool:
+        """The request failed (no answer, and one should exist): never stored, retried by the next run."""
+        return self.text is None and not self.missing
 
 
 @runtime_checkable

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 from pathlib import Path
 
 from rolebench.commands._arguments import Subparsers, add_config_argument, add_data_arguments, model_options
@@ -111,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         results = run_judge(args, options.output)
     print(summary_text(results))
     print(f"\nresults: {options.output / 'results.json'}")
-    return 0
+    return exit_code(results)
 
 
 def run_judge(args: argparse.Namespace, run_dir: Path) -> RunResults:
@@ -129,3 +130,14 @@ def run_judge(args: argparse.Namespace, run_dir: Path) -> RunResults:
     )
     judge_run(run_dir, args.judge, settings=settings)
     return read_results(run_dir)
+
+
+def exit_code(results: RunResults) -> int:
+    """0, or 1 with one line on stderr when samples or judgments failed (the run resumes)."""
+    from rolebench.report.summary import failures
+
+    line = failures(results)
+    if line is None:
+        return 0
+    print(f"rolebench: {line}", file=sys.stderr)
+    return 1

@@ -55,6 +55,7 @@ def add_parser(subparsers: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from rolebench.commands.evaluate import exit_code
     from rolebench.judge.run import JudgeSettings, judge_run
     from rolebench.report.summary import summary_text
     from rolebench.results.io import read_results
@@ -70,7 +71,8 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
     )
     report = judge_run(args.run_dir, args.judge, settings=settings)
-    print(summary_text(read_results(args.run_dir)))
+    results = read_results(args.run_dir)
+    print(summary_text(results))
     block = report["judge"]
     cost = block.get("cost_usd")
     print(
@@ -78,8 +80,4 @@ def run(args: argparse.Namespace) -> int:
         f"{block['usage']['requests']} completions behind these numbers"
         + (f", ${cost:.4f}" if cost is not None else "")
     )
-    failures = sum(r["parse_failures"] for r in report["results"].values())
-    errors = sum(r["judge_errors"] for r in report["results"].values())
-    if failures or errors:
-        print(f"unjudged: {failures} parse failures, {errors} judge errors (see {args.run_dir}/judgments/)")
-    return 0
+    return exit_code(results)

@@ -24,6 +24,7 @@ def sample_record(sample: Sample, messages: list[dict[str, str]], generated: dic
         error=generated.get("error"),
         usage=generated.get("usage"),
         finish_reason=generated.get("finish_reason"),
+        failed=bool(generated.get("failed")),
         references=list(sample.references),
         raw_answer=sample.raw_answer,
         baseline=sample.baseline,

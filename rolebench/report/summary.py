@@ -111,3 +111,21 @@ def summary_text(results: RunResults) -> str:
     return "\n".join(
         [summary_table(results), *([""] + summary_notes(results) if summary_notes(results) else [])]
     )
+
+
+def failures(results: RunResults) -> str | None:
+    """One line counting the samples and judgments that failed (a re-run retries them); None if none."""
+    samples = sum(t.n_failed for t in results.results.values())
+    total = sum(t.n for t in results.results.values())
+    judged = [t for t in results.results.values() if t.value("judged") is not None or t.value("judge_errors")]
+    unjudged = sum((t.value("judge_errors") or 0) + (t.value("parse_failures") or 0) for t in judged)
+    parts = []
+    if samples:
+        parts.append(f"{samples} of {total} samples failed (no answer; see `error` in samples/*.jsonl)")
+    if unjudged:
+        parts.append(
+            f"{unjudged} judgments failed (judge errors or unparsable verdicts; see judgments/*.jsonl)"
+        )
+    if not parts:
+        return None
+    return "; ".join(parts) + ": run the same command again to retry them (everything else is kept)"

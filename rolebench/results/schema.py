@@ -37,6 +37,7 @@ class TaskResult(BaseModel):
     n: int
     n_generated: int
     n_not_covered: int
+    n_failed: int = 0  # requests that failed (not covered, but retried by the next run)
     n_baseline: int | None = (
         None  # items joined to a RoleGPT baseline answer (the judge's and baseline:rolegpt's)
     )
@@ -104,6 +105,7 @@ class SampleRecord(BaseModel):
     messages: list[dict[str, str]]
     output: str | None
     error: str | None = None
+    failed: bool = False  # the request failed (an answer should exist): the next run asks again
     usage: dict[str, int] | None = None
     finish_reason: str | None = None
     references: list[str]

@@ -118,6 +118,7 @@ def task_result(
         n=len(records),
         n_generated=generated,
         n_not_covered=len(records) - generated,
+        n_failed=sum(1 for r in records if r.failed),
         n_baseline=sum(1 for r in records if r.baseline is not None),
         protocol=headline,
         lengths=answer_lengths(records, max_new_tokens),
