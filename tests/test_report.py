@@ -104,7 +104,7 @@ def test_report_command(demo_run, tmp_path, capsys):
     assert "page.html" in capsys.readouterr().out and (tmp_path / "page.html").is_file()
     assert main(["report", str(tmp_path / "missing")]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "no results file" in err
+    assert err.count("\n") == 1 and "no such run folder" in err
     assert main(["report", str(demo_run), "--worst", "-1"]) == 2
 
 

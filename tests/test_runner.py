@@ -15,6 +15,7 @@ from model_adapters.interface import Generation, GenerationConfig, Request
 from model_adapters.options import AdapterOptions
 from model_adapters.registry import BACKENDS, Backend
 from rolebench.cli.main import main
+from rolebench.errors import ConfigError
 from rolebench.data.resolve import resolve_source
 from rolebench.evaluation.options import EvalOptions
 from rolebench.evaluation.pipeline import evaluate
@@ -168,10 +169,11 @@ def test_transport_options_do_not_invalidate_stored_generations(tmp_path, monkey
     evaluate(EvalOptions(**base, model_options={"timeout": "30"}))
     evaluate(EvalOptions(**base, model_options={"timeout": "5", "max_retries": "2"}))
     assert InterruptingAdapter.asked == [9]
-    evaluate(
-        EvalOptions(**base, model_options={"timeout": "5", "dtype": "float32"})
-    )  # a real change: new outputs
-    assert InterruptingAdapter.asked == [9, 9]
+    changed = EvalOptions(**base, model_options={"timeout": "5", "dtype": "float32"})  # a real change
+    with pytest.raises(ConfigError, match="holds a run of flaky:rolegpt"):
+        evaluate(changed)  # another model's run is never silently replaced
+    evaluate(EvalOptions(**{**base, "overwrite": True}, model_options=changed.model_options))
+    assert InterruptingAdapter.asked == [9, 9]  # new outputs
 
 
 def test_score_adds_a_protocol_and_keeps_everything_else(tmp_path):

@@ -6,10 +6,14 @@ import argparse
 import re
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rolebench.commands._arguments import Subparsers, add_config_argument, add_data_arguments, model_options
 from rolebench.errors import ConfigError
 from rolebench.results.schema import RunResults
+
+if TYPE_CHECKING:
+    from rolebench.judge.run import JudgeSettings
 
 
 def add_parser(subparsers: Subparsers) -> None:
@@ -61,6 +65,9 @@ def add_parser(subparsers: Subparsers) -> None:
         "--include-path", type=Path, action="append", default=[], help="extra folder of task YAMLs"
     )
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    p.add_argument(
+        "--overwrite", action="store_true", help="replace a run of another model (or options) in --output"
+    )
     p.set_defaults(run=run)
 
 
@@ -106,7 +113,12 @@ def run(args: argparse.Namespace) -> int:
         include_paths=tuple(args.include_path),
         bootstrap=BootstrapSettings(resamples=args.bootstrap, seed=args.seed),
         progress=not args.no_progress,
+        overwrite=args.overwrite,
     )
+    if args.judge:  # a bad judge, judge file or price table fails before any generation
+        from rolebench.judge.run import prepare_judge
+
+        prepare_judge(args.judge, judge_settings(args))
     results = evaluate(options)
     if args.judge:
         results = run_judge(args, options.output)
@@ -115,11 +127,10 @@ def run(args: argparse.Namespace) -> int:
     return exit_code(results)
 
 
-def run_judge(args: argparse.Namespace, run_dir: Path) -> RunResults:
-    from rolebench.judge.run import JudgeSettings, judge_run
-    from rolebench.results.io import read_results
+def judge_settings(args: argparse.Namespace) -> JudgeSettings:
+    from rolebench.judge.run import JudgeSettings
 
-    settings = JudgeSettings(
+    return JudgeSettings(
         limit=args.judge_limit,
         concurrency=args.concurrency,
         base_url=args.judge_base_url,
@@ -128,8 +139,16 @@ def run_judge(args: argparse.Namespace, run_dir: Path) -> RunResults:
         judge_config=args.judge_config,
         seed=args.seed,
     )
-    judge_run(run_dir, args.judge, settings=settings)
-    return read_results(run_dir)
+
+
+def run_judge(args: argparse.Namespace, run_dir: Path) -> RunResults:
+    from rolebench.commands._runs import open_run
+    from rolebench.judge.run import judge_run
+    from rolebench.results.io import read_results
+
+    with open_run(run_dir):
+        judge_run(run_dir, args.judge, settings=judge_settings(args))
+        return read_results(run_dir)
 
 
 def exit_code(results: RunResults) -> int:

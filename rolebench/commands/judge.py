@@ -55,6 +55,7 @@ def add_parser(subparsers: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from rolebench.commands._runs import open_run
     from rolebench.commands.evaluate import exit_code
     from rolebench.judge.run import JudgeSettings, judge_run
     from rolebench.report.summary import summary_text
@@ -70,8 +71,9 @@ def run(args: argparse.Namespace) -> int:
         judge_config=args.judge_config,
         seed=args.seed,
     )
-    report = judge_run(args.run_dir, args.judge, settings=settings)
-    results = read_results(args.run_dir)
+    with open_run(args.run_dir):
+        report = judge_run(args.run_dir, args.judge, settings=settings)
+        results = read_results(args.run_dir)
     print(summary_text(results))
     block = report["judge"]
     cost = block.get("cost_usd")

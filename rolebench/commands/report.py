@@ -23,9 +23,12 @@ def add_parser(subparsers: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from rolebench.commands._runs import open_run
     from rolebench.report.page import write_report
 
     if args.worst < 0:
         raise ConfigError("--worst must be 0 or more", where="--worst")
-    print(f"wrote {write_report(args.run_dir, args.out, args.worst)}")
+    with open_run(args.run_dir):
+        written = write_report(args.run_dir, args.out, args.worst)
+    print(f"wrote {written}")
     return 0

@@ -24,7 +24,9 @@ def add_parser(subparsers: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from rolebench.evaluation.rescore import rescore
     from rolebench.report.summary import summary_text
+    from rolebench.storage.run_folder import locked_run
 
-    results = rescore(args.run_dir, args.protocol)
+    with locked_run(args.run_dir):
+        results = rescore(args.run_dir, args.protocol)
     print(summary_text(results))
     return 0

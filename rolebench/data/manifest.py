@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from model_adapters.identity import file_sha256
 from rolebench.data.layout import MANIFEST_NAME
-from rolebench.data.source import file_sha256
 from rolebench.errors import DataError
 from rolebench.storage.files import write_json_atomic
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from model_adapters.identity import file_sha256
 from rolebench.data.layout import (
     HF_SPLITS,
     MANIFEST_NAME,
@@ -28,7 +29,7 @@ from rolebench.data.layout import (
     import_pyarrow,
 )
 from rolebench.data.manifest import Manifest, read_manifest
-from rolebench.data.source import DataSource, file_sha256
+from rolebench.data.source import DataSource
 from rolebench.errors import ConfigError, DataError
 from rolebench.storage.files import write_json_atomic, write_jsonl_atomic
 

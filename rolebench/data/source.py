@@ -7,11 +7,11 @@ read with `datasets.load_dataset`, so Hub files are fetched one by one with `hug
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from model_adapters.identity import file_sha256
 from rolebench.errors import DataError, MissingDependency
 
 UPSTREAM_REPO = "ZenMoore/RoleBench"
@@ -19,14 +19,6 @@ UPSTREAM_REPO = "ZenMoore/RoleBench"
 # A full sha: the Hub does not resolve short commit hashes.
 UPSTREAM_REVISION = "a57ed54f9613921e4a5f1b63601a558cd5acf971"
 DATA_DIR_ENV = "ROLEBENCH_DATA"
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 @dataclass

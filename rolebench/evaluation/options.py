@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from model_adapters import GenerationConfig
+from rolebench.errors import ConfigError
 from rolebench.scoring.aggregate import BootstrapSettings
 from rolebench.scoring.protocols import DEFAULT_PROTOCOL
 
@@ -26,3 +27,24 @@ class EvalOptions:
     include_paths: tuple[Path, ...] = ()
     bootstrap: BootstrapSettings = field(default_factory=BootstrapSettings)
     progress: bool = True
+    overwrite: bool = False  # replace a run of another model in `output`
+
+    def __post_init__(self) -> None:
+        if not self.tasks or not all(t.strip() for t in self.tasks):
+            raise ConfigError(
+                "no task given", where="--tasks", fix="name tasks or groups: see `rolebench tasks`"
+            )
+        if self.limit is not None and self.limit < 1:
+            raise ConfigError(f"--limit {self.limit} is not allowed", where="--limit", fix="use 1 or more")
+        if self.max_new_tokens is not None and self.max_new_tokens < 1:
+            raise ConfigError(
+                f"--max-new-tokens {self.max_new_tokens} is not allowed",
+                where="--max-new-tokens",
+                fix="use 1 or more (or leave it out for the task's default)",
+            )
+        if self.bootstrap.resamples < 0:
+            raise ConfigError(
+                f"--bootstrap {self.bootstrap.resamples} is not allowed",
+                where="--bootstrap",
+                fix="use 0 (no intervals) or more",
+            )

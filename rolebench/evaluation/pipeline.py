@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,25 +23,58 @@ from rolebench.results.io import RESULTS_FILE, read_results, write_results, writ
 from rolebench.results.provenance import command_line, now_iso, package_versions
 from rolebench.results.schema import RunConfig, RunResults, SampleRecord
 from rolebench.scoring.aggregate import GroupDef, aggregate_run
-from rolebench.scoring.protocols import ScoringProtocol, protocols_for
+from rolebench.scoring.protocols import ScoringProtocol, get_protocol, protocols_for
+from rolebench.storage.files import write_json_atomic
+from rolebench.storage.jsonl import read_json
 from rolebench.storage.records import RecordStore
+from rolebench.storage.run_folder import locked_run
 from rolebench.tasks.catalogue import resolve
 from rolebench.tasks.spec import GroupSpec, TaskSpec
 
+OWNER_FILE = "run.json"  # which model a run folder belongs to, written before anything else
+RUN_FILES = (
+    RESULTS_FILE,
+    OWNER_FILE,
+    "samples",
+    "judgments",
+    "report.html",
+    GENERATIONS_FILE,
+    f"{GENERATIONS_FILE}-wal",
+    f"{GENERATIONS_FILE}-shm",
+)
 
-def check_output_dir(options: EvalOptions) -> list[str]:
-    """Refuse to mix two models' runs in one folder; the protocols an earlier run of this one holds."""
-    if not (options.output / RESULTS_FILE).is_file():
-        return []
-    previous = read_results(options.output)
-    spec = previous.config.model.get("spec")
-    if spec and spec != options.model:
-        raise ConfigError(
-            f"{options.output} holds a run of {spec}, not {options.model}",
-            where="--output",
-            fix="choose another output folder",
-        )
-    return list(previous.config.scoring.get("protocols") or {})
+
+def claim_output_dir(options: EvalOptions, identity: dict[str, Any]) -> list[str]:
+    """Make `options.output` this model's run folder (call under its lock); the protocols it already holds.
+
+    A folder holding another model's run (another spec, options or weights) is refused in one line,
+    unless `options.overwrite`: then that run's files are removed first.
+    """
+    output = options.output
+    owner = output / OWNER_FILE
+    previous: dict[str, Any] = read_json(owner) if owner.is_file() else {}
+    held: list[str] = []
+    if (output / RESULTS_FILE).is_file():
+        results = read_results(output)
+        previous = previous or {
+            "model": results.config.model.get("spec"),
+            "identity": results.config.model.get("identity"),
+        }
+        held = list(results.config.scoring.get("protocols") or {})
+    same = previous.get("model") in (None, options.model) and previous.get("identity") in (None, identity)
+    if not same:
+        if not options.overwrite:
+            raise ConfigError(
+                f"{output} holds a run of {previous.get('model')} (another model or other options)",
+                where="--output",
+                fix="choose another output folder, or pass --overwrite to replace it",
+            )
+        for name in RUN_FILES:
+            path = output / name
+            shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
+        held = []
+    write_json_atomic(owner, {"model": options.model, "identity": identity, "claimed": now_iso()})
+    return held
 
 
 def scoring_config(protocols: Sequence[ScoringProtocol]) -> dict[str, Any]:
@@ -107,18 +141,21 @@ def score_and_write(
 ) -> RunResults:
     """Score every sample under every protocol, write the samples files, aggregate (config filled later)."""
     records: dict[str, list[SampleRecord]] = {}
+    digests = {}
     for plan, generated in zip(plans, outputs, strict=True):
         unscored = [
             sample_record(s, r.messages, generated[r.id])
             for s, r in zip(plan.samples, plan.requests, strict=True)
         ]
         records[plan.spec.name] = add_scores(unscored, plan.spec.split.id, protocols, protocols[0].name)
-        write_samples(output, plan.spec.name, records[plan.spec.name])
+        digests[plan.spec.name] = write_samples(output, plan.spec.name, records[plan.spec.name])
     splits = {plan.spec.name: plan.spec.split.id for plan in plans}
     limits = {plan.spec.name: plan.config.max_new_tokens for plan in plans}
     tasks, group_values = aggregate_run(
         records, splits, group_defs(groups), protocols, options.bootstrap, limits
     )
+    for name, result in tasks.items():
+        result.samples_sha256 = digests[name]
     return RunResults(created=now_iso(), config=RunConfig(), results=tasks, groups=group_values)
 
 
@@ -126,12 +163,25 @@ def evaluate(options: EvalOptions) -> RunResults:
     """Run the whole pipeline and write DIR/results.json and DIR/samples/*.jsonl."""
     started = time.perf_counter()
     specs, groups = resolve(list(options.tasks), options.include_paths)
-    model_identity(options.model, options.model_options)  # a bad spec or option fails before any work
-    held = check_output_dir(options)
-    protocols = protocols_for(options.protocol, held)
+    identity = model_identity(options.model, options.model_options)  # a bad spec or option fails here
+    get_protocol(options.protocol)
     source = resolve_source(options.data_dir, revision=options.revision)
     plans = plan_tasks(options, specs, source)
-    options.output.mkdir(parents=True, exist_ok=True)
+    with locked_run(options.output, create=True):
+        return _run(options, identity, specs, groups, source, plans, started)
+
+
+def _run(
+    options: EvalOptions,
+    identity: dict[str, Any],
+    specs: Sequence[TaskSpec],
+    groups: Sequence[GroupSpec],
+    source: DataSource,
+    plans: Sequence[TaskPlan],
+    started: float,
+) -> RunResults:
+    """The part of `evaluate` that reads and writes the run folder (under its lock)."""
+    protocols = protocols_for(options.protocol, claim_output_dir(options, identity))
     with RecordStore(options.output / GENERATIONS_FILE, GENERATIONS_TABLE) as store:
         model = CachedModel(options.model, options.model_options, store)
         try:

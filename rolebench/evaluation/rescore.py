@@ -6,11 +6,11 @@ from pathlib import Path
 
 from rolebench.evaluation.pipeline import scoring_config
 from rolebench.evaluation.records import add_scores
-from rolebench.results.io import read_results, read_samples, write_results, write_samples
+from rolebench.results.io import read_results, read_samples, stale_tasks, write_results, write_samples
 from rolebench.results.provenance import command_line, now_iso
 from rolebench.results.schema import GroupResult, RunResults, SampleRecord, TaskResult
 from rolebench.scoring.aggregate import BootstrapSettings, GroupDef, aggregate_run
-from rolebench.scoring.protocols import ScoringProtocol, get_protocol, protocols_for
+from rolebench.scoring.protocols import DEFAULT_PROTOCOL, ScoringProtocol, get_protocol, protocols_for
 
 
 def held_protocols(results: RunResults, added: str) -> list[ScoringProtocol]:
@@ -54,6 +54,16 @@ def rescore(run_dir: Path, protocol_name: str, bootstrap: BootstrapSettings | No
     )
     results = RunResults(created=previous.created, config=config, results=tasks, groups=merged_groups)
     for task, rows in records.items():
-        write_samples(run_dir, task, rows)
+        results.results[task].samples_sha256 = write_samples(run_dir, task, rows)
     write_results(run_dir, results)
     return results
+
+
+def repair(run_dir: Path) -> list[str]:
+    """Make results.json agree with the samples files again after an interrupted write (re-scoring them,
+    under the run's headline protocol); the tasks that disagreed."""
+    results = read_results(run_dir)
+    stale = stale_tasks(run_dir, results)
+    if stale:
+        rescore(run_dir, str(results.config.scoring.get("protocol") or DEFAULT_PROTOCOL))
+    return stale

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from model_adapters import ModelSpec
+from model_adapters import ModelSpec, model_identity
 from rolebench.cached_model import CachedModel
 from rolebench.errors import ConfigError
 from rolebench.judge.calls import JudgeCaller, Slot
@@ -178,6 +178,26 @@ def _spending(
     return spent
 
 
+def prepare_judge(
+    judge_spec: str, settings: JudgeSettings
+) -> tuple[JudgeConfig, dict[str, tuple[float, float]] | None]:
+    """Check everything about a judge before any work (spec, options, judge file, price table): one line
+    for whatever is wrong. The judge's definition and the price table."""
+    if settings.limit is not None and settings.limit < 1:
+        raise ConfigError("--judge-limit must be at least 1", where="--judge-limit")
+    if settings.concurrency < 1:
+        raise ConfigError("--concurrency must be at least 1", where="--concurrency")
+    try:
+        model_identity(ModelSpec.parse(judge_spec, where="--judge"), settings.adapter_options())
+    except ConfigError as exc:
+        raise ConfigError(
+            exc.what, where=exc.where if exc.where != "--model" else "--judge", fix=exc.fix
+        ) from None
+    config = load_judge_config(settings.judge_config)
+    prices = load_price_table(settings.price_table) if settings.price_table else None
+    return config, prices
+
+
 def judge_run(run_dir: Path, judge_spec: str, *, settings: JudgeSettings = JudgeSettings()) -> dict[str, Any]:
     """Judge (or re-judge) a run folder's saved generations and update DIR/results.json atomically.
 
@@ -185,14 +205,8 @@ def judge_run(run_dir: Path, judge_spec: str, *, settings: JudgeSettings = Judge
     """
     started = time.perf_counter()
     run_dir = Path(run_dir)
-    if settings.limit is not None and settings.limit < 1:
-        raise ConfigError("--judge-limit must be at least 1", where="--judge-limit")
-    if settings.concurrency < 1:
-        raise ConfigError("--concurrency must be at least 1", where="--concurrency")
-    ModelSpec.parse(judge_spec, where="--judge")
+    config, prices = prepare_judge(judge_spec, settings)
     results = read_results(run_dir)
-    config = load_judge_config(settings.judge_config)
-    prices = load_price_table(settings.price_table) if settings.price_table else None
     pairs = {task: select_pairs(task, read_samples(run_dir, task), settings) for task in results.results}
     slots = {task: build_slots(task, task_pairs, config, settings.seed) for task, task_pairs in pairs.items()}
     all_slots = [slot for by_pair in slots.values() for pair_slots in by_pair.values() for slot in pair_slots]

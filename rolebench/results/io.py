@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from model_adapters.identity import file_sha256
 from rolebench.errors import DataError
 from rolebench.results.schema import RunResults, SampleRecord
 from rolebench.storage.files import write_json_atomic, write_jsonl_atomic
@@ -69,8 +70,23 @@ def samples_path(run_dir: Path, task: str) -> Path:
     return Path(run_dir) / SAMPLES_DIR / f"{check_task_name(task, str(run_dir))}.jsonl"
 
 
-def write_samples(run_dir: Path, task: str, records: Sequence[SampleRecord]) -> None:
-    write_jsonl_atomic(samples_path(run_dir, task), (r.model_dump(mode="json") for r in records))
+def write_samples(run_dir: Path, task: str, records: Sequence[SampleRecord]) -> str:
+    """Write a task's samples file atomically; the sha256 of what was written (results.json keeps it)."""
+    path = samples_path(run_dir, task)
+    write_jsonl_atomic(path, (r.model_dump(mode="json") for r in records))
+    return file_sha256(path)
+
+
+def stale_tasks(run_dir: Path, results: RunResults) -> list[str]:
+    """Tasks whose samples file is not the one results.json was computed from (an interrupted write)."""
+    stale = []
+    for task, result in results.results.items():
+        path = samples_path(run_dir, task)
+        if result.samples_sha256 is not None and (
+            not path.is_file() or file_sha256(path) != result.samples_sha256
+        ):
+            stale.append(task)
+    return stale
 
 
 def read_samples(run_dir: Path, task: str) -> list[SampleRecord]:

@@ -44,6 +44,7 @@ class TaskResult(BaseModel):
     protocol: str | None = None
     per_role: dict[str, dict[str, Any]] = {}
     lengths: AnswerLengths | None = None
+    samples_sha256: str | None = None  # of the samples file these numbers come from
 
     def value(self, key: str) -> Any:
         """An extra field (a metric, a protocol block, a judge field), or None."""
