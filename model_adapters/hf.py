@@ -32,6 +32,7 @@ from model_adapters.chat import merge_system, plain_prompt, probe_system_role, t
 from model_adapters.errors import ConfigError, MissingDependency, ModelError, first_line
 from model_adapters.identity import weights_fingerprint
 from model_adapters.interface import AdapterBase, Generation, GenerationConfig, Message, Request, Usage
+from model_adapters.network import offline
 from model_adapters.options import AdapterOptions
 from model_adapters.spec import ModelSpec
 
@@ -130,6 +131,8 @@ class HFAdapter(AdapterBase):
         from transformers import AutoTokenizer
 
         name, revision = self._tokenizer_source()
+        if not Path(name).expanduser().exists():
+            offline()  # a Hub id: without a network, the local cache only (no minute of retries)
         kwargs = self._hub_kwargs(revision)
         if name != self.name:  # e.g. a PEFT adapter's own tokenizer: the base's GGUF file is not there
             kwargs.pop("gguf_file", None)
@@ -139,11 +142,17 @@ class HFAdapter(AdapterBase):
             raise self._load_error("tokenizer", name, error) from None
 
     def _load_error(self, what: str, name: str, error: BaseException) -> ModelError:
+        if not Path(name).expanduser().exists() and offline():
+            return ModelError(
+                f"cannot load the {what} of {name!r}: the Hub cannot be reached and it is not in the "
+                "local cache",
+                where="--model",
+                fix="connect to the network, or give a local folder (hf:PATH)",
+            )
         return ModelError(
             f"cannot load the {what} of {name!r}: {first_line(error)}",
             where="--model",
-            fix="check the id, path and revision (with HF_HUB_OFFLINE=1 it must already be in "
-            "the Hugging Face cache)",
+            fix="check the id, path and revision",
         )
 
     def _dtype(self) -> Any:

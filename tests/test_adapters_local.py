@@ -203,7 +203,9 @@ def test_bad_options_name_the_option(tiny_model_dir):
     with pytest.raises(ConfigError, match="unknown dtype"):
         load_model(f"hf:{tiny_model_dir}", dtype="int3")
     with pytest.raises(ConfigError, match="batch_size 0 is not allowed"):
-        GenerationConfig(batch_size=0)  # refused where generation settings are defined, before any model loads
+        GenerationConfig(
+            batch_size=0
+        )  # refused where generation settings are defined, before any model loads
 
 
 @pytest.mark.skipif(importlib.util.find_spec("vllm") is not None, reason="vllm is installed here")

@@ -15,8 +15,8 @@ from model_adapters.interface import Generation, GenerationConfig, Request
 from model_adapters.options import AdapterOptions
 from model_adapters.registry import BACKENDS, Backend
 from rolebench.cli.main import main
-from rolebench.errors import ConfigError
 from rolebench.data.resolve import resolve_source
+from rolebench.errors import ConfigError
 from rolebench.evaluation.options import EvalOptions
 from rolebench.evaluation.pipeline import evaluate
 from rolebench.results.io import read_results

@@ -8,14 +8,13 @@ This module is the one place that knows
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from rolebench.data.source import DataSource
 from rolebench.data.splits import DEMO_ROOT, SplitDef, get_split
 from rolebench.errors import DataError
-from rolebench.storage.jsonl import read_jsonl
+from rolebench.storage.jsonl import read_json, read_jsonl
 
 QUESTION_FIELDS = ("instruction", "question")
 ANSWER_FIELDS = ("answer", "output", "generated")
@@ -53,13 +52,19 @@ class Sample:
         }
 
 
-def normalise_types(value: Any) -> tuple[str, ...]:
+def normalise_types(value: Any, where: str = "") -> tuple[str, ...]:
     """`type` is a string in some rows and a list in others upstream; always a tuple here."""
     if value is None:
         return ()
     if isinstance(value, str):
         return (value,)
-    return tuple(str(v) for v in value)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise DataError(
+        f"`type` must be a string or a list of strings, not {type(value).__name__}",
+        where=where,
+        fix="repair or re-download the file",
+    )
 
 
 def as_references(value: Any, where: str) -> tuple[str, ...]:
@@ -79,14 +84,14 @@ def source_for(split: SplitDef, source: DataSource) -> DataSource:
 
 
 def load_descriptions(split: SplitDef, source: DataSource) -> dict[str, str]:
-    path = source.path(split.profiles, purpose="role descriptions")
-    assert path is not None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise DataError(f"malformed JSON: {exc.msg}", where=str(path)) from None
-    if not isinstance(data, dict):
-        raise DataError("role descriptions must be a JSON object {role: description}", where=str(path))
+    path = source.require(split.profiles, purpose="role descriptions")
+    data = read_json(path)
+    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+        raise DataError(
+            "role descriptions must be a JSON object {role: description}",
+            where=str(path),
+            fix="repair or re-download the file",
+        )
     return data
 
 
@@ -170,9 +175,8 @@ def load_samples(
     split = get_split(split_id)
     source = source_for(split, source)
     part = file.removesuffix(".jsonl")
-    path = source.path(split.file(file), purpose=f"{part} set of {split_id}")
+    path = source.require(split.file(file), purpose=f"{part} set of {split_id}")
     id_prefix = split_id if file == "test.jsonl" else f"{split_id}/{part}"
-    assert path is not None
     descriptions = load_descriptions(split, source)
     baselines = baseline_answers(split, source)
     raws = raw_answers(split, source)
@@ -190,6 +194,13 @@ def load_samples(
                 where=split.profiles,
                 fix=f"add it to {split.profiles} in {source.describe_location()}",
             )
+        references = as_references(rec.get("generated"), where)
+        if not references or not all(r.strip() for r in references):
+            raise DataError(
+                "a test record needs at least one non-empty reference in `generated`",
+                where=where,
+                fix="repair or re-download the file",
+            )
         samples.append(
             Sample(
                 id=f"{id_prefix}/{index}",
@@ -197,13 +208,19 @@ def load_samples(
                 index=index,
                 role=role,
                 question=question,
-                references=as_references(rec.get("generated"), where),
-                types=normalise_types(rec.get("type")),
+                references=references,
+                types=normalise_types(rec.get("type"), where),
                 description=descriptions[role],
                 language=split.language,
                 baseline=baselines.get(role, question),
                 raw_answer=None if raws is None else raws.get(question.strip()),
             )
+        )
+    if not samples:
+        raise DataError(
+            f"the {part} set of {split_id} has no records",
+            where=str(path),
+            fix="the file is empty: repair or re-download it",
         )
     return samples
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from model_adapters.identity import file_sha256
+from model_adapters.network import offline
 from rolebench.errors import DataError, MissingDependency
 
 UPSTREAM_REPO = "ZenMoore/RoleBench"
@@ -29,6 +30,13 @@ class DataSource:
     location: str
     revision: str | None = None
     files: dict[str, str] = field(default_factory=dict)  # relpath -> sha256 of every file read
+
+    def require(self, relpath: str, purpose: str = "") -> Path:
+        """Local path of a dataset file that must exist (a DataError saying how to get it otherwise)."""
+        found = self.path(relpath, required=True, purpose=purpose)
+        if found is None:  # pragma: no cover - path() raises for a required file
+            raise DataError(f"RoleBench file {relpath} not found", where=self.describe_location())
+        return found
 
     def path(self, relpath: str, *, required: bool = True, purpose: str = "") -> Path | None:
         """Local path of a dataset file; None (or a DataError when required) if it does not exist."""
@@ -67,14 +75,17 @@ class DataSource:
             from huggingface_hub.errors import EntryNotFoundError, LocalEntryNotFoundError
         except ImportError as exc:  # pragma: no cover - huggingface_hub is a core dependency
             raise MissingDependency("reading RoleBench from the Hub", "huggingface_hub", "data") from exc
+        no_network = offline()  # no Hub: the local cache only, and a missing file fails at once
         try:
             return Path(hf_hub_download(self.location, relpath, repo_type="dataset", revision=self.revision))
-        except LocalEntryNotFoundError as exc:  # a subclass of EntryNotFoundError in huggingface_hub>=1
+        except LocalEntryNotFoundError:  # a subclass of EntryNotFoundError in huggingface_hub>=1
+            reason = "the Hub cannot be reached" if no_network else "cannot download it from the Hub"
             raise DataError(
-                f"cannot download {relpath} from the Hub and it is not in the local cache",
+                f"RoleBench file {relpath} is not in the local Hub cache and {reason}",
                 where=self.describe_location(),
-                fix=f"check the network, or point --data-dir / {DATA_DIR_ENV} at a local copy",
-            ) from exc
+                fix=f"connect to the network, or point --data-dir / {DATA_DIR_ENV} at a local copy "
+                "(../shared/rolebench, or `rolebench data download --to DIR`)",
+            ) from None
         except EntryNotFoundError:
             return None
 

@@ -47,7 +47,14 @@ def role_chart(title: str, per_role: dict[str, dict[str, Any]], metrics: tuple[s
         return None
     roles = sorted(per_role, key=lambda r: (-(per_role[r].get(shown[0]) or 0.0), r))
     height = 1.2 + 0.22 * len(roles) * max(1, len(shown)) ** 0.5
-    with rc_context({"svg.fonttype": "none", "svg.hashsalt": "rolebench", "font.size": 9}):
+    # text.parse_math off: a role name is text, never mathtext (a role `$\\frac{1}{$` must not crash the page)
+    style: dict[Any, Any] = {
+        "svg.fonttype": "none",
+        "svg.hashsalt": "rolebench",
+        "font.size": 9,
+        "text.parse_math": False,
+    }
+    with rc_context(style):
         figure = Figure(figsize=(7.5, height), layout="constrained")
         axes = figure.add_subplot()
         bar = 0.8 / len(shown)

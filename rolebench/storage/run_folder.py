@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 import shutil
+import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 
 from filelock import FileLock, Timeout
@@ -37,7 +38,7 @@ def clean_temporary_files(run_dir: Path) -> list[Path]:
 
 
 @contextmanager
-def locked_run(run_dir: Path, *, create: bool = False, wait_s: float = WAIT_S) -> Iterator[Path]:
+def locked_run(run_dir: Path, *, create: bool = False, wait_s: float | None = None) -> Iterator[Path]:
     """Hold `run_dir`'s lock (creating the folder when `create`); refuse in one line if it stays busy."""
     run_dir = Path(run_dir)
     if run_dir.exists() and not run_dir.is_dir():
@@ -48,7 +49,8 @@ def locked_run(run_dir: Path, *, create: bool = False, wait_s: float = WAIT_S) -
             "no such run folder", where=str(run_dir), fix="pass a folder written by `rolebench evaluate`"
         )
     run_dir.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(run_dir / LOCK_FILE))
+    wait_s = WAIT_S if wait_s is None else wait_s
+    lock = FileLock(str(run_dir / LOCK_FILE), is_singleton=False, thread_local=False)
     try:
         lock.acquire(timeout=wait_s)
     except Timeout:
@@ -64,9 +66,29 @@ def locked_run(run_dir: Path, *, create: bool = False, wait_s: float = WAIT_S) -
         succeeded = True
     finally:
         lock.release()
-        if created and not succeeded and _only_the_lock(run_dir):
+        if created and not succeeded and not holds_answers(run_dir):
             shutil.rmtree(run_dir, ignore_errors=True)
 
 
-def _only_the_lock(run_dir: Path) -> bool:
-    return all(path.name == LOCK_FILE for path in run_dir.iterdir())
+def holds_answers(run_dir: Path) -> bool:
+    """Whether a run folder holds anything worth keeping: results, samples, or a generation store with an
+    answer in it (a store holding at most the model's description is not)."""
+    for path in run_dir.iterdir():
+        if path.name in (LOCK_FILE, "run.json") or path.name.endswith(("-wal", "-shm", "-journal")):
+            continue
+        if path.suffix == ".sqlite":
+            if _records(path) > 1:
+                return True
+            continue
+        return True
+    return False
+
+
+def _records(path: Path) -> int:
+    """Rows over every table of an SQLite file (a damaged one counts as worth keeping)."""
+    try:
+        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+            tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+            return sum(int(db.execute(f'SELECT COUNT(*) FROM "{name}"').fetchone()[0]) for name in tables)
+    except sqlite3.Error:
+        return 2

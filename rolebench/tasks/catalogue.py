@@ -48,6 +48,11 @@ def default_task_dirs() -> list[Path]:
 def _read_yaml(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
     if path in seen:
         raise ConfigError("circular include", where=str(path))
+    if not path.is_file():
+        where = str(seen[-1]) if seen else str(path)
+        raise ConfigError(
+            f"task file {path.name} not found", where=where, fix="fix the `include:` or the path"
+        )
     try:
         data = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader) or {}
     except yaml.YAMLError as exc:
