@@ -162,3 +162,11 @@ def test_baseline_join_is_exact_first_then_stripped_when_unambiguous():
     assert answers.get("r", "x") == "one"  # exact wins over the stripped fallback
     assert answers.get("r", "x  ") is None  # stripped names two answers: ambiguous, not joined
     assert answers.get("r", "y") == "only" and answers.get("other", "y") is None
+
+
+def test_the_dataset_card_lists_rows_that_hold_rolegpts_own_answer(rolebench_data):
+    from rolebench.data.resolve import resolve_source
+    from rolebench.data.rows import collect
+
+    issues = collect(resolve_source(str(rolebench_data))).issues
+    assert any("72 of 1451 rows list the RoleGPT baseline answer" in issue for issue in issues)

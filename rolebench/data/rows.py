@@ -129,6 +129,24 @@ def _note_quirks(
     if unjoined:
         note += f"; {unjoined} of its {len(records)} rows match no question of this split and are not carried"
     collected.issues.append(note)
+    if split.kind == "general":
+        _note_baseline_in_references(config, rows_by_file, collected)
+
+
+def _note_baseline_in_references(
+    config: QAConfig, rows_by_file: dict[str, list[Row]], collected: Collected
+) -> None:
+    """General rows that list RoleGPT's own answer among their references: they inflate RoleGPT's CUS
+    (a perfect match), e.g. 72 of 1,451 Chinese test rows (RoleGPT's CUS: 57.07 with them, 54.83 without)."""
+    for hf_split, rows in rows_by_file.items():
+        listed = sum(
+            1 for r in rows if r["rolegpt_baseline"] is not None and r["rolegpt_baseline"] in r["references"]
+        )
+        if listed:
+            collected.issues.append(
+                f"{config.name}/{hf_split}: {listed} of {len(rows)} rows list the RoleGPT baseline answer "
+                "itself among their references, which inflates RoleGPT's CUS (kept as upstream)"
+            )
 
 
 def _answers_differ(rows: list[Row], key: tuple[str, str]) -> bool:

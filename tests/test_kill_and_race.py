@@ -1,0 +1,112 @@
+"""Nothing lost under kill -9 and concurrent commands: real `rolebench` processes on one run folder."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from rolebench.results.io import read_results, stale_tasks
+
+TASK = "rolebench_zh_specific"  # 239 samples
+
+
+def rolebench(*args: str) -> list[str]:
+    return [sys.executable, "-m", "rolebench.cli", *args]
+
+
+def evaluate_args(model_dir: Path, out: Path, *extra: str) -> list[str]:
+    return rolebench(
+        "evaluate",
+        "--model",
+        f"hf:{model_dir}",
+        "--tasks",
+        TASK,
+        "--output",
+        str(out),
+        "--max-new-tokens",
+        "24",
+        "--batch-size",
+        "2",
+        "--no-progress",
+        *extra,
+    )
+
+
+def stored(out: Path) -> int:
+    with sqlite3.connect(out / "generations.sqlite") as db:
+        return int(db.execute("SELECT COUNT(*) FROM generations").fetchone()[0])
+
+
+def outputs(out: Path) -> dict[str, str | None]:
+    lines = (out / "samples" / f"{TASK}.jsonl").read_text(encoding="utf-8").splitlines()
+    return {record["id"]: record["output"] for record in map(json.loads, lines)}
+
+
+@pytest.fixture(scope="module")
+def clean_run(tiny_model_dir: Path, rolebench_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("clean") / "run"
+    subprocess.run(evaluate_args(tiny_model_dir, out), check=True, capture_output=True, timeout=600)
+    return out
+
+
+def test_kill_9_mid_run_loses_no_answer_and_the_rerun_finishes(clean_run, tiny_model_dir, tmp_path):
+    out = tmp_path / "run"
+    process = subprocess.Popen(
+        evaluate_args(tiny_model_dir, out), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None:  # kill once answers are being stored
+        if (out / "generations.sqlite").is_file() and stored(out) > 20:
+            break
+        time.sleep(0.05)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    kept = stored(out) if (out / "generations.sqlite").is_file() else 0
+    rerun = subprocess.run(evaluate_args(tiny_model_dir, out), capture_output=True, text=True, timeout=600)
+    assert rerun.returncode == 0, rerun.stderr
+    assert stored(out) >= kept  # nothing stored before the kill was lost
+    assert outputs(out) == outputs(clean_run)  # and the resumed run is the uninterrupted one
+    assert stale_tasks(out, read_results(out)) == []
+    assert not [p for p in out.rglob(".*") if p.is_file() and p.name != ".rolebench.lock"]  # no temp files
+
+
+def test_evaluate_extending_a_run_while_score_rescores_it(tiny_model_dir, rolebench_data, tmp_path):
+    """The reported race: `score` read the samples, `evaluate` extended them, `score` wrote its stale copy."""
+    out = tmp_path / "run"
+    subprocess.run(
+        evaluate_args(tiny_model_dir, out, "--limit", "30"), check=True, capture_output=True, timeout=600
+    )
+    for attempt in range(1):
+        extend = subprocess.Popen(
+            evaluate_args(tiny_model_dir, out, "--limit", str(60 + 40 * attempt)),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        time.sleep(0.5 * attempt)
+        score = subprocess.run(
+            rolebench("score", str(out), "--protocol", "opencompass"),
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env={**os.environ},
+        )
+        _, extend_err = extend.communicate(timeout=600)
+        assert extend.returncode in (0, 2), extend_err
+        assert score.returncode in (0, 2), score.stderr
+        for code, err in ((extend.returncode, extend_err), (score.returncode, score.stderr)):
+            if code == 2:
+                assert "another rolebench command is using this run folder" in err
+        results = read_results(out)
+        assert stale_tasks(out, results) == []  # samples and results agree
+        assert len(outputs(out)) == results.results[TASK].n  # never a rolled-back samples file
+        if extend.returncode == 0:
+            assert results.results[TASK].n == 60 + 40 * attempt
