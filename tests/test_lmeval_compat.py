@@ -73,6 +73,7 @@ def rolebench_run(tiny_model_dir, rolebench_data, tmp_path_factory) -> Path:
             output=out,
             data_dir=str(rolebench_data),
             limit=LIMIT,
+            limit_mode="first",  # lm-eval's --limit takes the first N rows
             max_new_tokens=MAX_TOKENS,
             generation=GenerationConfig(batch_size=BATCH),
             progress=False,

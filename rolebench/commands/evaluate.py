@@ -32,7 +32,16 @@ def add_parser(subparsers: Subparsers) -> None:
     add_config_argument(p)
     p.add_argument("--output", type=Path, help="run folder (default runs/<model>)")
     add_data_arguments(p)
-    p.add_argument("--limit", type=int, help="evaluate only the first N samples of each task")
+    p.add_argument(
+        "--limit", type=int, help="evaluate N samples of each task: a seeded sample stratified over roles"
+    )
+    p.add_argument(
+        "--limit-mode",
+        default="stratified",
+        choices=["stratified", "first"],
+        help="how --limit picks samples: stratified (default) or the first N rows (as lm-eval's --limit)",
+    )
+    p.add_argument("--limit-seed", type=int, default=0, help="seed of the stratified --limit sample")
     p.add_argument(
         "--protocol",
         default="rolellm",
@@ -106,6 +115,8 @@ def run(args: argparse.Namespace) -> int:
         data_dir=args.data_dir,
         revision=args.revision,
         limit=args.limit,
+        limit_mode=args.limit_mode,
+        limit_seed=args.limit_seed,
         protocol=args.protocol,
         generation=generation,
         max_new_tokens=args.max_new_tokens,

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from model_adapters import GenerationConfig
+from rolebench.data.sampling import LIMIT_MODES, LimitMode
 from rolebench.errors import ConfigError
 from rolebench.scoring.aggregate import BootstrapSettings
 from rolebench.scoring.protocols import DEFAULT_PROTOCOL
@@ -20,6 +21,10 @@ class EvalOptions:
     data_dir: str | None = None
     revision: str | None = None
     limit: int | None = None
+    limit_mode: LimitMode = (
+        "stratified"  # "stratified": a seeded sample over roles; "first": the first N rows
+    )
+    limit_seed: int = 0
     protocol: str = DEFAULT_PROTOCOL  # the headline protocol (rolellm and rolebench are always computed)
     generation: GenerationConfig = field(default_factory=GenerationConfig)
     max_new_tokens: int | None = None  # None: the task file's max_gen_toks
@@ -33,6 +38,12 @@ class EvalOptions:
         if not self.tasks or not all(t.strip() for t in self.tasks):
             raise ConfigError(
                 "no task given", where="--tasks", fix="name tasks or groups: see `rolebench tasks`"
+            )
+        if self.limit_mode not in LIMIT_MODES:
+            raise ConfigError(
+                f"unknown --limit-mode {self.limit_mode!r}",
+                where="--limit-mode",
+                fix="use " + " or ".join(LIMIT_MODES),
             )
         if self.limit is not None and self.limit < 1:
             raise ConfigError(f"--limit {self.limit} is not allowed", where="--limit", fix="use 1 or more")

@@ -110,6 +110,17 @@ def build_config(
         scoring=scoring_config(protocols),
         generation=generation,
         limit=options.limit,
+        sampling=None
+        if options.limit is None
+        else {
+            "limit": options.limit,
+            "mode": options.limit_mode,
+            "seed": options.limit_seed,
+            "rule": "stratified over roles (Sainte-Lague turns, seeded order inside a role); a larger limit "
+            "keeps every sample of a smaller one"
+            if options.limit_mode == "stratified"
+            else "the first N rows",
+        },
         bootstrap=options.bootstrap.describe(),
         packages=package_versions(),
         command=command_line(),

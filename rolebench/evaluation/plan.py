@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 
 from model_adapters import GenerationConfig, Request
 from rolebench.data.samples import Sample, load_samples
+from rolebench.data.sampling import select
 from rolebench.data.source import DataSource
 from rolebench.evaluation.options import EvalOptions
 from rolebench.prompts.roleplay import role_messages
@@ -25,7 +26,9 @@ def plan_tasks(options: EvalOptions, specs: Sequence[TaskSpec], source: DataSour
     """Load each task's samples and build one chat request per sample."""
     plans = []
     for spec in specs:
-        samples = load_samples(spec.split.id, source, limit=options.limit)
+        samples = select(
+            load_samples(spec.split.id, source), options.limit, options.limit_mode, options.limit_seed
+        )
         max_tokens = options.max_new_tokens or spec.max_new_tokens or options.generation.max_new_tokens
         config = replace(options.generation, max_new_tokens=max_tokens)
         requests = [
