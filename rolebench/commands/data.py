@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from rolebench.commands._arguments import Subparsers
@@ -38,7 +39,13 @@ def add_parser(subparsers: Subparsers) -> None:
     )
 
     v = sub.add_parser("verify", help="check a local copy against a checksum manifest")
-    v.add_argument("dir", type=Path, metavar="DIR")
+    v.add_argument(
+        "dir",
+        type=Path,
+        nargs="?",
+        metavar="DIR",
+        help="a local copy (default: $ROLEBENCH_DATA, as `data info`)",
+    )
     v.add_argument(
         "--manifest",
         type=Path,
@@ -103,8 +110,23 @@ def _download(args: argparse.Namespace) -> int:
 def _verify(args: argparse.Namespace) -> int:
     from rolebench.data.layout import MANIFEST_NAME
     from rolebench.data.manifest import packaged_manifest, read_manifest, verify
-    from rolebench.data.source import UPSTREAM_REVISION
+    from rolebench.data.source import DATA_DIR_ENV, UPSTREAM_REVISION
 
+    if args.dir is None:
+        configured = os.environ.get(DATA_DIR_ENV)
+        if not configured:
+            raise ConfigError(
+                "no folder to verify",
+                where="rolebench data verify",
+                fix=f"give DIR, or set {DATA_DIR_ENV} to a local copy",
+            )
+        args.dir = Path(configured)
+    if not args.dir.is_dir():
+        raise ConfigError(
+            f"{args.dir} is not a folder",
+            where="rolebench data verify",
+            fix="give a local copy in the Hub layout",
+        )
     if args.manifest is not None:
         manifest = read_manifest(args.manifest)
     elif (args.dir / MANIFEST_NAME).is_file():
@@ -116,7 +138,7 @@ def _verify(args: argparse.Namespace) -> int:
                 f"no {MANIFEST_NAME} in {args.dir} and no packaged manifest", fix="pass --manifest"
             )
         manifest = packaged
-    print(f"verifying {args.dir} against the {manifest.describe()}")
+    print(f"verifying {args.dir} against {manifest.describe()}")
     report = verify(args.dir, manifest, partial=args.partial)
     print("\n".join(report.lines()))
     print("OK" if report.ok else "MISMATCH: the folder differs from the manifest (see the lines above)")

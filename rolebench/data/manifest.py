@@ -84,8 +84,10 @@ class Manifest:
         origin = f"{self.repo or 'a local folder'}" + (f"@{self.revision}" if self.revision else "")
         if self.kind == "build":
             version = self.extra.get("version")
-            return f"manifest of RoleBench build {version} (from {origin}, {len(self.files)} files)"
-        return f"{self.kind} manifest of {origin} ({len(self.files)} files)"
+            return f"the manifest of RoleBench build {version} (from {origin}, {len(self.files)} files)"
+        if self.kind == "upstream":
+            return f"rolebench's checksums of {len(self.files)} files of {origin}"
+        return f"the {self.kind} manifest of {origin} ({len(self.files)} files)"
 
 
 def read_manifest(path: Path) -> Manifest:
