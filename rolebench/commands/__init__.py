@@ -1,1 +1,1 @@
-"""Subcommands of the `rolebench` CLI, one module each (see `rolebench/cli.py`)."""
+"""Subcommands of the `rolebench` CLI, one module each; modules starting with `_` are their shared helpers."""

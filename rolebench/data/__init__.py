@@ -1,1 +1,5 @@
-"""TODO"""
+"""RoleBench's data.
+
+the splits and their files, where files come from (local folder, Hub, packaged build), samples and
+joins, `--limit` sampling, and the versioned dataset (build, card, manifest, Hub).
+"""

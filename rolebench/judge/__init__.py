@@ -1,1 +1,4 @@
-"""TODO"""
+"""The LLM judge's win rate against the RoleGPT baseline.
+
+judge files, prompts, parsing, calls, outcomes, judgment store.
+"""

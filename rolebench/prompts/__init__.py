@@ -1,1 +1,4 @@
-"""TODO"""
+"""The prompts that change scores.
+
+the RoleGPT role-play prompt, the judge's and the recipes' prompt texts (Jinja2 files in `templates/`).
+"""

@@ -1,1 +1,1 @@
-"""TODO"""
+"""Presenting one run: the summary printed after a command and the HTML report page."""

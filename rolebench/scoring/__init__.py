@@ -1,1 +1,5 @@
-"""TODO"""
+"""ROUGE-L.
+
+tokenizers, the LCS, the protocols (`rolellm`, `rolebench`, `opencompass`), the metrics CUS/RAW/SPE, and
+aggregation into task and group results.
+"""
