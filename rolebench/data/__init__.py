@@ -1,5 +1,5 @@
 """RoleBench's data.
 
-the splits and their files, where files come from (local folder, Hub, packaged build), samples and
+The splits and their files, where files come from (local folder, Hub, packaged build), samples and
 joins, `--limit` sampling, and the versioned dataset (build, card, manifest, Hub).
 """

@@ -1,4 +1,4 @@
 """The LLM judge's win rate against the RoleGPT baseline.
 
-judge files, prompts, parsing, calls, outcomes, judgment store.
+Judge files, prompts, parsing, calls, outcomes, judgment store.
 """

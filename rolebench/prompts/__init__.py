@@ -1,4 +1,4 @@
 """The prompts that change scores.
 
-the RoleGPT role-play prompt, the judge's and the recipes' prompt texts (Jinja2 files in `templates/`).
+The RoleGPT role-play prompt, the judge's and the recipes' prompt texts (Jinja2 files in `templates/`).
 """

@@ -1,5 +1,5 @@
 """ROUGE-L.
 
-tokenizers, the LCS, the protocols (`rolellm`, `rolebench`, `opencompass`), the metrics CUS/RAW/SPE, and
+Tokenizers, the LCS, the protocols (`rolellm`, `rolebench`, `opencompass`), the metrics CUS/RAW/SPE, and
 aggregation into task and group results.
 """

@@ -1,4 +1,4 @@
 """How bytes reach the disk safely.
 
-atomic files, JSON/JSONL reading with one clear error, SQLite record stores, run-folder locks.
+Atomic files, JSON/JSONL reading with one clear error, SQLite record stores, run-folder locks.
 """
