@@ -58,14 +58,14 @@ def test_config_says_how_results_were_made(tmp_path):
     )
     config = read_results(tmp_path).config
     assert config.model["spec"] == "baseline:rolegpt"
-    assert config.tasks["rolebench_demo_specific"]["version"] == 1.0
+    assert config.tasks["rolebench_demo_specific"]["version"] == 2.0
     assert config.scoring["protocol"] == "rolellm" and set(config.scoring["protocols"]) == {
         "rolellm",
         "rolebench",
     }
     assert len(config.prompt["template_hash"]) == 16
     assert config.data["files"] and config.packages["rolebench"]
-    assert config.generation["max_new_tokens"] == 512 and config.generation["temperature"] == 0.0
+    assert config.generation["max_new_tokens"] == 160 and config.generation["temperature"] == 0.0
 
 
 def test_rolegpt_row_from_data_alone(rolebench_data, tmp_path):

@@ -21,8 +21,10 @@ def test_every_split_has_a_versioned_task():
     tasks, groups = catalogue()
     for name, split in SPLIT_TASKS.items():
         assert tasks[name].split.id == split
-        assert tasks[name].version == 1.0
-        assert tasks[name].max_new_tokens == 512
+        assert tasks[name].version == 2.0
+        assert tasks[name].max_new_tokens == (
+            160 if split.startswith("eng") else 256 if split == "zh_general" else 320
+        )
     assert set(groups) >= {
         "rolebench",
         "rolebench_eng_instruct",

@@ -101,7 +101,7 @@ def build_config(
             "identity": model.identity,
         },
         data={**data_provenance(source, specs), "baseline_join": BASELINE_JOIN},
-        tasks={s.name: s.describe() for s in specs},
+        tasks={p.spec.name: {**p.spec.describe(), "generation": p.config.decoding_key()} for p in plans},
         prompt={
             "template_hash": prompt_template_hash(),
             "system_role": model_info.get("system_role", "system"),
