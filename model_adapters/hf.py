@@ -26,7 +26,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import field_validator
+from pydantic import Field, field_validator
 
 from model_adapters.chat import merge_system, plain_prompt, probe_system_role, text_sha256
 from model_adapters.errors import ConfigError, MissingDependency, ModelError, first_line
@@ -49,12 +49,15 @@ _DTYPE_ALIASES = {
 class HFOptions(AdapterOptions):
     """Backend options of `hf:` (and `peft:`) specs."""
 
+    transport: ClassVar[frozenset[str]] = frozenset({"data_parallel"})
+
     dtype: str = "auto"
     device: str = "auto"
     gguf_file: str | None = None
     apply_chat_template: bool = True
     trust_remote_code: bool = False
     attn_implementation: str | None = None
+    data_parallel: int = Field(1, ge=1)  # N replicas on Ray (model_adapters.parallel); same outputs
 
     @field_validator("dtype")
     @classmethod
@@ -63,6 +66,12 @@ class HFOptions(AdapterOptions):
         if dtype not in DTYPES:
             raise ValueError(f"unknown dtype {value!r}: use dtype=" + "|".join(DTYPES))
         return dtype
+
+
+def length_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
+    """Indices by prompt length, longest first (a too-large batch fails at once), `batch_size` at a time."""
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
 
 
 def import_transformers() -> tuple[Any, Any]:
@@ -231,7 +240,7 @@ class HFAdapter(AdapterBase):
             do_sample=sampling,
             temperature=config.temperature if sampling else 1.0,
             top_p=config.top_p if sampling else 1.0,
-            repetition_penalty=1.0,
+            repetition_penalty=config.repetition_penalty,
             num_beams=1,
             eos_token_id=self.eos_ids,
             pad_token_id=self.pad_id,
@@ -248,15 +257,18 @@ class HFAdapter(AdapterBase):
                 fix="use --batch-size 1 or more",
             )
         encoded = [self.encode(request.messages) for request in requests]
-        order = sorted(range(len(requests)), key=lambda i: -len(encoded[i]))
         hf_config = self._hf_generation_config(config)
         if config.temperature > 0:
             self.torch.manual_seed(config.seed)
-        for start in range(0, len(order), config.batch_size):
-            batch = order[start : start + config.batch_size]
+        for batch in length_batches([len(ids) for ids in encoded], config.batch_size):
             yield from self._generate_batch(
                 [requests[i] for i in batch], [encoded[i] for i in batch], hf_config
             )
+
+    def batches(self, requests: Sequence[Request], config: GenerationConfig) -> list[list[int]]:
+        """The batches `generate` forms (indices into `requests`). A data-parallel pool gives each replica
+        whole batches, so the padding, and so the greedy answers, are those of one process."""
+        return length_batches([len(self.encode(r.messages)) for r in requests], config.batch_size)
 
     def _input_device(self) -> Any:
         return self.model.get_input_embeddings().weight.device

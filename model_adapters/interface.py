@@ -30,6 +30,7 @@ class GenerationConfig:
     temperature: float = 0.0  # 0 means greedy
     top_p: float = 1.0
     seed: int = 0
+    repetition_penalty: float = 1.0  # 1.0: none; above 1 discourages repeating earlier tokens
     batch_size: int = 8  # local backends: prompts per forward pass
     concurrency: int = 8  # API backends: requests in flight
 
@@ -44,6 +45,12 @@ class GenerationConfig:
                 "0 (greedy) or more",
             ),
             ("top_p", self.top_p, math.isfinite(self.top_p) and 0 < self.top_p <= 1, "in (0, 1]"),
+            (
+                "repetition_penalty",
+                self.repetition_penalty,
+                math.isfinite(self.repetition_penalty) and self.repetition_penalty > 0,
+                "above 0 (1.0: none)",
+            ),
             ("batch_size", self.batch_size, self.batch_size >= 1, "at least 1"),
             ("concurrency", self.concurrency, self.concurrency >= 1, "at least 1"),
         ]

@@ -121,6 +121,8 @@ class LMEvalAdapter(AdapterBase):
         }
         if sampling:
             kwargs["top_p"] = config.top_p
+        if config.repetition_penalty != 1.0:  # passed to the backend's generate (hf, vllm, ...)
+            kwargs["repetition_penalty"] = config.repetition_penalty
         return kwargs
 
     def _prepare(self, config: GenerationConfig) -> None:

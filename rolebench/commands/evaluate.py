@@ -52,6 +52,12 @@ def add_parser(subparsers: Subparsers) -> None:
     g.add_argument("--max-new-tokens", type=int, help="default: the task's max_gen_toks (512)")
     g.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")
     g.add_argument("--top-p", type=float, default=1.0)
+    g.add_argument(
+        "--repetition-penalty",
+        type=float,
+        default=1.0,
+        help="above 1 discourages repeats (default 1.0: none)",
+    )
     g.add_argument("--seed", type=int, default=0)
     g.add_argument("--batch-size", type=int, default=8, help="prompts per forward pass (local models)")
     g.add_argument("--concurrency", type=int, default=8, help="requests in flight (API models)")
@@ -104,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
     generation = GenerationConfig(
         temperature=args.temperature,
         top_p=args.top_p,
+        repetition_penalty=args.repetition_penalty,
         seed=args.seed,
         batch_size=args.batch_size,
         concurrency=args.concurrency,
