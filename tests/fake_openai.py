@@ -5,7 +5,9 @@ decides every answer through a handler, a callable `(request_json) -> reply` whe
 
 - a `str`: a normal completion with that text;
 - an `int`: that HTTP status with an OpenAI-style error body (429 comes with `Retry-After: 0`);
-- a `Reply`: full control (status, text, delay, headers, usage, finish reason, a raw JSON body).
+- a `Reply`: full control (status, text, delay, headers, usage, finish reason, a raw JSON body),
+  and misbehaviour: raw bytes as the body, a wrong Content-Length (a truncated body), a body
+  dripped one byte at a time, bytes that are not HTTP at all, the caller's API key echoed back.
 
 Every request is recorded (thread-safe) with its arrival time, so tests can count calls and check
 spacing; `max_in_flight` says how many requests were being handled at once, a timing-free proof
@@ -21,11 +23,21 @@ In pytest, the `fake_openai` fixture is a factory of started servers, all stoppe
     from tests.fake_openai import fake_openai  # in a test module (the fixture), or conftest
     def test_x(fake_openai):
         server = fake_openai(lambda body: Reply.rate_limited(retry_after="1") if ... else "ok")
+
+The `hostile_openai` fixture (it needs `fake_openai` imported too) starts a server that misbehaves
+in one of the `HOSTILE` modes (always 500, a dripping or truncated body, a 200 that is not JSON or
+not a chat.completion, empty / whitespace-only / content-filtered answers, the key echoed back...)
+for its first `bad` requests (None: all of them), then answers `ok: <question>`:
+
+    def test_y(fake_openai, hostile_openai):
+        server = hostile_openai("drip", bad=1)  # one dripping answer, then normal ones
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import hashlib
 import itertools
 import json
 import sys
@@ -35,6 +47,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -66,6 +79,13 @@ class Reply:
     finish_reason: str = "stop"
     body: dict[str, Any] | None = None  # a raw JSON body, sent as is
     system_fingerprint: str | None = None
+    model: str | None = None  # the served model named in the answer (default: the requested one)
+    raw: bytes | None = None  # the body's bytes, sent as is with `content_type` (wins over `body`)
+    content_type: str = "application/json"
+    declared_length: int | None = None  # a Content-Length other than the body's (then the connection closes)
+    drip: float = 0.0  # > 0: headers at once, then the body one byte every `drip` seconds
+    wire: bytes | None = None  # bytes sent instead of any HTTP response, then the connection closes
+    echo_key: bool = False  # the bearer token of the request goes into the text, fingerprint and model
 
     @classmethod
     def error(cls, status: int, message: str | None = None, **kwargs: Any) -> Reply:
@@ -86,10 +106,11 @@ class Received:
     """One request as the server saw it."""
 
     method: str
-    path: str
+    path: str  # the path, also when the request came through a proxy (absolute form)
     body: dict[str, Any] | None
     headers: dict[str, str]  # lower-case names
     at: float  # time.monotonic() on arrival
+    target: str = ""  # the request target as sent: `http://host/v1/...` when sent to a proxy
 
 
 Handler = Callable[[dict[str, Any]], "Reply | str | int"]
@@ -119,7 +140,7 @@ def completion_body(reply: Reply, request: dict[str, Any], number: int) -> dict[
         "id": f"chatcmpl-fake-{number}",
         "object": "chat.completion",
         "created": int(time.time()),
-        "model": request.get("model", ""),
+        "model": reply.model or request.get("model", ""),
         "system_fingerprint": reply.system_fingerprint,
         "choices": [
             {
@@ -135,6 +156,55 @@ def completion_body(reply: Reply, request: dict[str, Any], number: int) -> dict[
             "total_tokens": prompt_tokens + completion_tokens,
         },
     }
+
+
+def echoing(reply: Reply, key: str) -> Reply:
+    """`reply` with the caller's API key put into its answer, system fingerprint and served model."""
+    return dataclasses.replace(
+        reply,
+        text=f"{reply.text or ''} (your key is {key})",
+        system_fingerprint=f"fp-{key}",
+        model=f"m-{key}",
+    )
+
+
+def _truncated_completion() -> Reply:
+    whole = json.dumps(completion_body(Reply(text="cut short"), {"model": "fake-model"}, 0)).encode()
+    return Reply(raw=whole[:25], declared_length=len(whole))
+
+
+HOSTILE: dict[str, Callable[[], Reply]] = {
+    "500": lambda: Reply.error(500),
+    "drip": lambda: Reply(raw=b" " * 1_000_000, drip=1.0),  # a byte a second, for 11 days
+    "not_json": lambda: Reply(raw=b"<html><body>502 Bad Gateway</body></html>", content_type="text/html"),
+    "truncated": _truncated_completion,  # Content-Length says more than is sent, then the socket closes
+    "empty_body": lambda: Reply(raw=b""),
+    "not_a_completion": lambda: Reply(raw=b'{"object": "list", "data": [1, 2]}'),
+    "error_in_200": lambda: Reply(raw=b'{"error": {"message": "upstream overloaded", "code": null}}'),
+    "not_http": lambda: Reply(wire=b"SSH-2.0-OpenSSH_9.6\r\n\x00\xff garbage"),
+    "empty": lambda: Reply(text=""),
+    "whitespace": lambda: Reply(text=" \n\t  \n"),
+    "content_filter": lambda: Reply(text=None, finish_reason="content_filter"),
+    "content_filter_partial": lambda: Reply(text="Once upon a", finish_reason="content_filter"),
+    "echo_key": lambda: Reply(text="here is", echo_key=True),
+}
+
+
+def hostile(mode: str, bad: int | None = None) -> Callable[[FakeOpenAI], Handler]:
+    """A handler (given its server) that answers in `mode` to the first `bad` requests (None: all),
+    then `ok: <question>` with fingerprint `fp_good`."""
+    make = HOSTILE[mode]
+
+    def bind(server: FakeOpenAI) -> Handler:
+        def handler(body: dict[str, Any]) -> Reply:
+            if bad is None or server.count() <= bad:
+                return make()
+            question = body["messages"][-1]["content"]
+            return Reply(text=f"ok: {question}", system_fingerprint="fp_good")
+
+        return handler
+
+    return bind
 
 
 class FakeOpenAI:
@@ -254,8 +324,31 @@ class _RequestHandler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def _send_bytes(self, reply: Reply, data: bytes) -> None:
+        """`data` as the body of `reply.status`: maybe announced with a wrong length, maybe dripped."""
+        self.send_response(reply.status)
+        self.send_header("Content-Type", reply.content_type)
+        length = len(data) if reply.declared_length is None else reply.declared_length
+        self.send_header("Content-Length", str(length))
+        for name, value in reply.headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        if reply.drip > 0:
+            self.close_connection = True
+            for byte in data:  # until the client hangs up (BrokenPipeError, quietly) or it is all sent
+                time.sleep(reply.drip)
+                self.wfile.write(bytes([byte]))
+        else:
+            self.wfile.write(data)
+        if length != len(data):
+            self.close_connection = True
+
     def _header_dict(self) -> dict[str, str]:
         return {name.lower(): value for name, value in self.headers.items()}
+
+    def _path(self) -> str:
+        """The path of the request target (a proxy receives `http://host:port/path`)."""
+        return urlsplit(self.path).path if "://" in self.path else self.path
 
     def _read_json(self) -> dict[str, Any] | None:
         length = int(self.headers.get("Content-Length") or 0)
@@ -267,9 +360,9 @@ class _RequestHandler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:  # noqa: N802 - http.server naming
         fake = self.server_fake
-        fake._record(Received("GET", self.path, None, self._header_dict(), time.monotonic()))
+        fake._record(Received("GET", self._path(), None, self._header_dict(), time.monotonic(), self.path))
         try:
-            if self.path.rstrip("/") == "/v1/models":
+            if self._path().rstrip("/") == "/v1/models":
                 names = fake.models or ("fake-model",)
                 data = [{"id": name, "object": "model", "created": 0, "owned_by": "fake"} for name in names]
                 self._send(200, {"object": "list", "data": data})
@@ -281,9 +374,10 @@ class _RequestHandler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802 - http.server naming
         fake = self.server_fake
         body = self._read_json()
-        number = fake._record(Received("POST", self.path, body, self._header_dict(), time.monotonic()))
+        headers = self._header_dict()
+        number = fake._record(Received("POST", self._path(), body, headers, time.monotonic(), self.path))
         try:
-            if self.path.rstrip("/") != "/v1/chat/completions":
+            if self._path().rstrip("/") != "/v1/chat/completions":
                 self._send(404, Reply.error(404, f"no route POST {self.path}").body or {})
                 return
             if body is None:
@@ -292,7 +386,15 @@ class _RequestHandler(BaseHTTPRequestHandler):
             reply = fake._reply_to(body)
             if reply.delay:
                 time.sleep(reply.delay)
-            if reply.body is not None:
+            if reply.echo_key:
+                reply = echoing(reply, headers.get("authorization", "").removeprefix("Bearer "))
+            if reply.wire is not None:
+                self.wfile.write(reply.wire)
+                self.close_connection = True
+            elif reply.drip > 0 or reply.raw is not None:
+                raw = reply.raw if reply.raw is not None else json.dumps(completion_body(reply, body, number))
+                self._send_bytes(reply, raw.encode() if isinstance(raw, str) else raw)
+            elif reply.body is not None:
                 self._send(reply.status, reply.body, reply.headers)
             elif reply.status != 200:
                 self._send(reply.status, Reply.error(reply.status).body or {}, reply.headers)
@@ -317,15 +419,41 @@ def fake_openai() -> Iterator[Callable[..., FakeOpenAI]]:
         server.stop()
 
 
+@pytest.fixture
+def hostile_openai(fake_openai: Callable[..., FakeOpenAI]) -> Callable[..., FakeOpenAI]:
+    """A factory: `hostile_openai(mode, bad=None)` returns a started server misbehaving as `HOSTILE[mode]`
+    for its first `bad` requests (None: every request), then answering `ok: <question>`."""
+
+    def make(mode: str, bad: int | None = None) -> FakeOpenAI:
+        server = fake_openai()
+        server.handler = hostile(mode, bad)(server)
+        return server
+
+    return make
+
+
+def digest_answer(words: int, delay: float) -> Handler:
+    """Answers `<12 hex digits of the question's sha1> 答 答 ...` (`words` words) after `delay` seconds,
+    with fingerprint `fp_bench`: each answer is its question's own, so "identical answers" from two
+    clients is a real check (a reply given to the wrong request would show)."""
+    filler = " ".join(["答"] * max(0, words - 1))
+
+    def handler(body: dict[str, Any]) -> Reply:
+        question = str(body["messages"][-1]["content"])
+        digest = hashlib.sha1(question.encode()).hexdigest()[:12]
+        return Reply(text=f"{digest} {filler}".strip(), delay=delay, system_fingerprint="fp_bench")
+
+    return handler
+
+
 def main(argv: list[str] | None = None) -> None:
-    """`python tests/fake_openai.py --delay 0.05`: a fixed-latency server in its own process (benchmarks)."""
+    """`python -m tests.fake_openai --delay 0.05`: a fixed-latency server in its own process (benchmarks)."""
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--delay", type=float, default=0.05, help="seconds before each answer")
     parser.add_argument("--words", type=int, default=32, help="words in each answer")
     args = parser.parse_args(argv)
-    text = " ".join(["答"] * args.words)
-    server = FakeOpenAI(lambda body: Reply(text=text, delay=args.delay), models=None)
+    server = FakeOpenAI(digest_answer(args.words, args.delay), models=None)
     server.start(port=args.port)
     print(server.base_url, flush=True)
     try:

@@ -236,8 +236,9 @@ def test_timeouts_are_retried_then_reported(fake_openai) -> None:
 
 def test_missing_content_is_not_an_answer(fake_openai) -> None:
     server = fake_openai(lambda body: Reply(text=None, finish_reason="content_filter"))
-    out = run(adapter_for(server), requests_for("q"))
+    out = run(adapter_for(server, **FAST), requests_for("q"))
     assert out["q"].text is None and "no content (finish_reason=content_filter)" in out["q"].error
+    assert out["q"].failed and server.count() == 4  # retried like a 5xx (no answer is no answer)
 
 
 @pytest.mark.parametrize("status, words", [(401, "API key rejected"), (403, "access denied")])

@@ -12,7 +12,7 @@ PACKAGES = (
     "transformers",
     "peft",
     "accelerate",
-    "openai",
+    "aiohttp",
     "vllm",
     "llama_cpp_python",
     "lm_eval",
