@@ -74,19 +74,20 @@ def summary_table(results: RunResults) -> str:
 
 
 def summary_notes(results: RunResults) -> list[str]:
-    """Lines under the table: answer lengths, answers cut at the token limit, and why RAW is missing."""
+    """Lines under the table: answer lengths, answers cut at the token limit or looping, why RAW is missing."""
     notes = []
     for name, task in results.results.items():
         lengths = task.lengths
         if lengths is not None and lengths.answer_words_mean is not None:
             cut = f"{lengths.cut_at_limit:.0%}" if lengths.cut_at_limit is not None else "-"
+            looping = f"{lengths.looping:.0%}" if lengths.looping is not None else "-"
             tokens = (
                 f", {lengths.answer_tokens_mean:.0f} tokens" if lengths.answer_tokens_mean is not None else ""
             )
             notes.append(
                 f"{name}: answers {lengths.answer_words_mean:.0f} words/chars{tokens} on average "
                 f"(references {lengths.reference_words_mean or 0:.0f}); cut at the token limit: {cut} "
-                f"(max_new_tokens {lengths.max_new_tokens})"
+                f"(max_new_tokens {lengths.max_new_tokens}); looping: {looping}"
             )
     missing = sorted(
         {

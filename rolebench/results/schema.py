@@ -25,6 +25,8 @@ class AnswerLengths(BaseModel):
     reference_words_mean: float | None = None  # the same count for the first reference
     cut_at_limit: float | None = None  # share of answers stopped by the token limit
     n_cut: int = 0
+    looping: float | None = None  # share of answers that loop (rolebench.scoring.answers)
+    n_looping: int = 0
     max_new_tokens: int | None = None
 
 

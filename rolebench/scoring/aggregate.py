@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from rolebench.data.splits import get_split
-from rolebench.results.schema import AnswerLengths, GroupResult, SampleRecord, TaskResult
+from rolebench.results.schema import GroupResult, SampleRecord, TaskResult
+from rolebench.scoring.answers import answer_lengths
 from rolebench.scoring.metrics import AVG, METRIC_KEYS, metrics_for
 from rolebench.scoring.protocols import ScoringProtocol
-from rolebench.scoring.rolellm import rolellm_text, sentences
 from rolebench.scoring.stats import (
     DEFAULT_CONFIDENCE,
     DEFAULT_RESAMPLES,
@@ -77,29 +77,6 @@ def per_role(split: str, records: Sequence[SampleRecord], protocol: str) -> dict
         role: {"n": len(rows), **{k: mean(_values(rows, protocol, k)) for k in keys}}
         for role, rows in sorted(by_role.items())
     }
-
-
-def _words(text: str, language: str) -> int:
-    return sum(len(s) for s in sentences(rolellm_text(text, language)))
-
-
-def answer_lengths(records: Sequence[SampleRecord], max_new_tokens: int | None) -> AnswerLengths:
-    """Answer and reference lengths, and the share of answers cut at the token limit."""
-    answered = [r for r in records if r.output is not None]
-    tokens = [
-        float(r.usage["completion_tokens"]) for r in answered if r.usage and r.usage.get("completion_tokens")
-    ]
-    cut = sum(1 for r in answered if r.finish_reason == "length")
-    return AnswerLengths(
-        answer_tokens_mean=mean(tokens) if len(tokens) == len(answered) else None,
-        answer_words_mean=mean([float(_words(r.output or "", r.language)) for r in answered]),
-        reference_words_mean=mean(
-            [float(_words(r.references[0], r.language)) for r in answered if r.references]
-        ),
-        cut_at_limit=cut / len(answered) if answered else None,
-        n_cut=cut,
-        max_new_tokens=max_new_tokens,
-    )
 
 
 def task_result(
