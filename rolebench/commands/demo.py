@@ -1,0 +1,99 @@
+"""`rolebench demo`: the main job on the embedded model, with whatever RoleBench data is at hand.
+
+It finds the data ($ROLEBENCH_DATA, a `shared/rolebench` folder beside the working folder or the
+checkout, the Hub when it answers, else the packaged demo), says which, evaluates the embedded
+SmolLM2-135M-Instruct on English role generalization (speaking style and role knowledge for the
+same 10 held-out roles; the model does not speak Chinese), prints the scores and a few answers.
+Every setting is an ordinary `rolebench evaluate` option, recorded in the run's results.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from rolebench.commands._arguments import Subparsers
+
+MODEL = "smollm2:135m"
+TASKS = ("rolebench_eng_role",)  # CUS and SPE of the 10 held-out English roles
+DEMO_TASKS = ("rolebench_demo",)  # the packaged demo, when no RoleBench data is reachable
+LIMIT = 30  # per task: 60 answers, 3 per role and task
+REPETITION_PENALTY = 1.15  # SmolLM2-135M loops without it
+
+
+def add_parser(subparsers: Subparsers) -> None:
+    p = subparsers.add_parser(
+        "demo",
+        help="run the main job on the embedded SmolLM2 model (no download)",
+        description=__doc__.splitlines()[0] if __doc__ else None,
+    )
+    p.add_argument("--output", type=Path, default=Path("runs/demo"), help="run folder (default runs/demo)")
+    p.add_argument("--limit", type=int, default=LIMIT, help=f"samples per task (default {LIMIT})")
+    p.add_argument("--data-dir", help="a RoleBench folder in the Hub layout (default: found, see above)")
+    p.add_argument("--examples", type=int, default=3, help="answers to show (default 3)")
+    p.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    p.set_defaults(run=run)
+
+
+def find_data(explicit: str | None) -> tuple[str | None, str]:
+    """(the data folder or None for the Hub / the packaged demo, a sentence saying which)."""
+    from model_adapters.network import offline
+    from rolebench.data.source import DATA_DIR_ENV, UPSTREAM_REPO, UPSTREAM_REVISION
+
+    if explicit:
+        return explicit, f"RoleBench data from --data-dir ({explicit})"
+    if os.environ.get(DATA_DIR_ENV):
+        return os.environ[DATA_DIR_ENV], f"RoleBench data from ${DATA_DIR_ENV} ({os.environ[DATA_DIR_ENV]})"
+    checkout = Path(__file__).resolve().parents[2]  # the source checkout (rolebench/commands/demo.py)
+    for root in (Path.cwd().parent, checkout.parent, Path.cwd()):
+        candidate = root / "shared" / "rolebench"
+        if (candidate / "rolebench-eng").is_dir():
+            return str(candidate), f"RoleBench data found at {candidate}"
+    if not offline():
+        return None, f"RoleBench data from the Hub ({UPSTREAM_REPO}@{UPSTREAM_REVISION[:7]})"
+    return (
+        None,
+        "no RoleBench data reachable (no $ROLEBENCH_DATA, no shared/rolebench, no network): "
+        "the packaged demo",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from model_adapters import GenerationConfig
+    from model_adapters.network import offline
+    from rolebench.commands.evaluate import exit_code
+    from rolebench.evaluation.options import EvalOptions
+    from rolebench.evaluation.pipeline import evaluate
+    from rolebench.report.summary import summary_text
+    from rolebench.results.io import read_samples
+
+    data_dir, said = find_data(args.data_dir)
+    packaged = data_dir is None and offline()
+    tasks = DEMO_TASKS if packaged else TASKS
+    print(f"rolebench demo: {said}; model {MODEL}; tasks {', '.join(tasks)}; --limit {args.limit}")
+    options = EvalOptions(
+        model=MODEL,
+        tasks=tasks,
+        output=args.output,
+        data_dir=data_dir,
+        limit=args.limit,
+        generation=GenerationConfig(repetition_penalty=REPETITION_PENALTY),
+        progress=not args.no_progress,
+    )
+    results = evaluate(options)
+    print(summary_text(results))
+    shown = 0
+    for task in results.results:
+        for record in read_samples(args.output, task)[: max(0, args.examples - shown)]:
+            score = ", ".join(f"{k.upper()} {v:.2f}" for k, v in record.scores.items() if v is not None)
+            answer = (record.output or "").strip()
+            print(f"\n[{task}] {record.role}: {record.question.strip()}\n> {answer}\n({score})")
+            shown += 1
+    total = results.config.timings.get("total_s")
+    print(
+        f"\n{sum(t.n_generated for t in results.results.values())} answers in {total} s; results: "
+        f"{args.output / 'results.json'}; the same job: rolebench evaluate --model {MODEL} --tasks "
+        f"{','.join(tasks)} --limit {args.limit} --repetition-penalty {REPETITION_PENALTY}"
+    )
+    return exit_code(results)
