@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from rolebench.errors import ConfigError
@@ -72,3 +74,10 @@ def test_extra_task_folder_with_include(tmp_path):
     )
     tasks, _ = resolve(["my_demo"], (tmp_path,))
     assert tasks[0].split.id == "demo_general" and tasks[0].max_new_tokens == 64 and tasks[0].version == 3
+
+
+def test_task_files_are_found_in_one_place_the_top_level_folder():
+    from rolebench.tasks.catalogue import TASKS_DIR, default_task_dirs
+
+    top_level = Path(__file__).resolve().parent.parent / "tasks"
+    assert default_task_dirs() == [TASKS_DIR] and TASKS_DIR.resolve() == top_level.resolve()

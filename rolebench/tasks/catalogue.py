@@ -21,8 +21,8 @@ from rolebench.data.splits import get_split
 from rolebench.errors import ConfigError, DataError
 from rolebench.tasks.spec import GroupSpec, TaskSpec
 
-# The task files: the top-level `tasks/` folder, which the wheel installs as `rolebench/_tasks`
-# (pyproject force-include); in a checkout `rolebench/_tasks` is a symlink to it. Found here only.
+# The task files: the top-level `tasks/` folder, reached as `rolebench/_tasks` (a symlink to `../tasks`,
+# which the wheel build follows, so an installed package carries the files there). Found here only.
 TASKS_DIR = Path(__file__).resolve().parent.parent / "_tasks"
 
 
