@@ -1,47 +1,59 @@
-"""ROUGE-L throughput: rolebench.scoring against the reference implementations, on real RoleBench pairs.
+"""ROUGE-L speed: rolebench.scoring against the reference implementations, on real RoleBench items.
 
-    python -m benchmarks.bench_rouge [--rows N] [--repeat R]
+    python -m benchmarks.bench_rouge [--rows N] [--repeat R] [--pool]
 
 Reads the RoleBench files from $ROLEBENCH_DATA (default ../shared/rolebench next to the repository).
-Each case scores the same (prediction, references) samples both ways in the same process, checks
-that every value is identical (float equality) and reports pairs/s (one pair = one prediction
-against one reference) and the speed-up. The machine may be shared, so each timing is the least
-disturbed of several runs, measured in CPU time of this process (the wall-clock ratio is shown too).
+Each case scores the same (prediction, references) items both ways in the same process, alternately
+(the machine may be shared: each round times the reference once, then ours 5 times), keeps the
+least disturbed CPU time of this process for each (all its threads; the wall-clock ratio is shown
+too), checks that every value is identical (float equality) and exits 1 if any case differs.
 
-Cases. CUS: a general test row's last candidate answer as the prediction, its other candidates as the
-references. SPE: RoleGPT's answer (rolegpt_baseline.jsonl) to a role-specific question against the
-reference answer (what the harness computes for the RoleGPT row).
-- rolebench (en): our default protocol (best over the references) vs rouge_score `score_multi`,
-  rougeL, no stemmer.
-- opencompass (en): the first reference only vs rouge_score `score`.
-- rolebench (zh): tokenizer cjk-char-v1 vs rouge_score given the same tokenizer (its default deletes
-  Chinese, so there is nothing else to compare with).
-- opencompass (zh): general_postprocess + jieba + rapidfuzz vs general_postprocess + jieba + rouge_chinese
-  (jieba's segmentation, shared by both, dominates, so the gain is small).
+Items. CUS: a general test row's last candidate answer as the prediction, its other candidates as
+the references. SPE: RoleGPT's answer (rolegpt_baseline.jsonl) to a role-specific question against
+the row's references (what the harness computes for the RoleGPT row; the paper's SPE figures).
+- rolellm: the paper's scorer vs pip `rouge` 1.0.1 (`Rouge(metrics=["rouge-l"])` recall, max over
+  the references, Chinese as its characters joined by spaces; run in a deep-stack thread, as pip
+  recurses once per LCS step).
+- rolebench (en): the F protocol vs rouge_score 0.1.2 `score_multi` (rougeL, no stemmer) and vs
+  rouge-score-rs 0.2.1 (Rust; the faster of `score_multi` per item and `score_batch` over all pairs,
+  one thread: RAYON_NUM_THREADS=1), on items without CJK characters, where their default tokenizer
+  equals cjk-char-v1; and vs the per-item loop it replaced (`_TokenPlan._batch`).
+- rolebench (zh): vs rouge_score given tokenizer cjk-char-v1 (its default deletes Chinese).
+- opencompass (en): the first reference only vs rouge_score `score`; (zh): general_postprocess + jieba
+  + rapidfuzz vs general_postprocess + jieba + rouge_chinese (jieba dominates, so the gain is small).
+--pool: wall time of `rolellm` with one process vs a pool of 2, alternately, on the largest batches.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import platform
+import re
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from rolebench.scoring.opencompass import OC_PRED_PLACEHOLDER, OC_REF_PLACEHOLDER, general_postprocess
-from rolebench.scoring.protocols import get_protocol
-from rolebench.scoring.tokenize import tokenize_cjk_char
+os.environ.setdefault("RAYON_NUM_THREADS", "1")  # rouge-score-rs: one thread, read at its first use
+
+from rolebench.scoring.opencompass import OC_PRED_PLACEHOLDER, OC_REF_PLACEHOLDER, general_postprocess  # noqa: E402
+from rolebench.scoring.protocols import _TokenPlan, get_protocol  # noqa: E402
+from rolebench.scoring.rolellm import rolellm_recall_batch, rolellm_text  # noqa: E402
+from rolebench.scoring.tokenize import CJK_RANGES, tokenize_cjk_char  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 EN_CUS = "rolebench-eng/role-generalization/general/test.jsonl"
 EN_SPE = "rolebench-eng/instruction-generalization/role_specific/"
 ZH_CUS = "rolebench-zh/general/test.jsonl"
 ZH_SPE = "rolebench-zh/role_specific/"
+CJK = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in CJK_RANGES) + "]")
 
 Samples = list[tuple[str, list[str]]]
+Scorer = Callable[[], list[float]]
 
 
 def _records(path: Path) -> list[dict]:
@@ -67,18 +79,34 @@ def baseline_samples(data: Path, folder: str, rows: int) -> Samples:
     ][:rows]
 
 
-def timed(fn: Callable[[], list[float]]) -> tuple[float, float, list[float]]:
+def without_cjk(samples: Samples) -> Samples:
+    return [(p, r) for p, r in samples if not CJK.search(p + "".join(r))]
+
+
+def timed(fn: Scorer) -> tuple[float, float, list[float]]:
     """(CPU seconds of this process, wall seconds, values) of one call."""
     cpu, wall = time.process_time(), time.perf_counter()
     values = fn()
     return time.process_time() - cpu, time.perf_counter() - wall, values
 
 
-def best_times(fn: Callable[[], list[float]], repeat: int) -> tuple[float, float, list[float]]:
-    """The smallest CPU and wall times over `repeat` calls (the machine is shared: the minimum is the
-    least disturbed run), and the values of the last call."""
-    runs = [timed(fn) for _ in range(repeat)]
-    return min(r[0] for r in runs), min(r[1] for r in runs), runs[-1][2]
+def deep(fn: Scorer) -> Scorer:
+    """`fn` run in a thread with a large stack and recursion limit (pip rouge recurses per LCS step)."""
+
+    def run() -> list[float]:
+        result: list[list[float]] = []
+        old_limit, old_stack = sys.getrecursionlimit(), threading.stack_size(512 * 2**20)
+        sys.setrecursionlimit(200_000)
+        try:
+            thread = threading.Thread(target=lambda: result.append(fn()))
+            thread.start()
+            thread.join()
+        finally:
+            sys.setrecursionlimit(old_limit)
+            threading.stack_size(old_stack)
+        return result[0]
+
+    return run
 
 
 class _Tokenizer:
@@ -88,9 +116,7 @@ class _Tokenizer:
         self.tokenize = fn
 
 
-def reference_rouge_score(
-    samples: Samples, multi: bool, tokenizer: object | None = None
-) -> Callable[[], list[float]]:
+def reference_rouge_score(samples: Samples, multi: bool, tokenizer: object | None = None) -> Scorer:
     from rouge_score import rouge_scorer
 
     scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=False, tokenizer=tokenizer)
@@ -99,7 +125,41 @@ def reference_rouge_score(
     return lambda: [scorer.score(refs[0], pred)["rougeL"].fmeasure for pred, refs in samples]
 
 
-def reference_rouge_chinese(samples: Samples) -> Callable[[], list[float]]:
+def reference_rouge_score_rs(samples: Samples, batch: bool) -> Scorer:
+    from rouge_score_rs import rouge_scorer
+
+    scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=False)
+    if not batch:
+        return lambda: [scorer.score_multi(refs, pred)["rougeL"].fmeasure for pred, refs in samples]
+    targets = [r for _, refs in samples for r in refs]
+    predictions = [p for p, refs in samples for _ in refs]
+
+    def run() -> list[float]:
+        scores, out, k = scorer.score_batch(targets, predictions), [], 0
+        for _, refs in samples:
+            out.append(max(s["rougeL"].fmeasure for s in scores[k : k + len(refs)]))
+            k += len(refs)
+        return out
+
+    return run
+
+
+def reference_pip_rouge(samples: Samples, language: str) -> Scorer:
+    from rouge import Rouge
+
+    rouge = Rouge(metrics=["rouge-l"])
+
+    def recall(hypothesis: str, reference: str) -> float:
+        try:
+            return float(rouge.get_scores(hypothesis, reference)[0]["rouge-l"]["r"])
+        except ValueError:  # a text without sentences
+            return 0.0
+
+    texts = [(rolellm_text(p, language), [rolellm_text(r, language) for r in refs]) for p, refs in samples]
+    return deep(lambda: [max(recall(p, r) for r in refs) for p, refs in texts])
+
+
+def reference_rouge_chinese(samples: Samples) -> Scorer:
     import jieba
     from rouge_chinese import Rouge
 
@@ -111,36 +171,111 @@ def reference_rouge_chinese(samples: Samples) -> Callable[[], list[float]]:
     return run
 
 
-def ours(protocol: str, samples: Samples, language: str) -> Callable[[], list[float]]:
+def ours(protocol: str, samples: Samples, language: str) -> Scorer:
     scorer = get_protocol(protocol)
-    preds = [p for p, _ in samples]
-    refs = [r for _, r in samples]
+    preds, refs = [p for p, _ in samples], [r for _, r in samples]
     return lambda: scorer.score_batch(preds, refs, language)
 
 
-def run_case(
-    name: str, samples: Samples, language: str, theirs: Callable[[], list[float]], repeat: int
-) -> bool:
-    """Time both scorers (ours gets 5x the repeats: its runs are short) and compare every value.
+def per_item_loop(samples: Samples, language: str) -> Scorer:
+    """The `rolebench` scorer before f_measure: tokenize_cjk_char and rapidfuzz, item by item."""
+    preds, refs = [p for p, _ in samples], [r for _, r in samples]
+    protocol = get_protocol("rolebench")
+    return lambda: _TokenPlan._batch(protocol, preds, refs, language)
 
-    `name` is "<language> <CUS|SPE> <protocol>"; a pair is one prediction against one reference.
+
+def run_case(name: str, samples: Samples, language: str, theirs: Scorer, repeat: int) -> bool:
+    """Time the reference and ours alternately, print one row, and compare every value.
+
+    `name` is "<language> <CUS|SPE> <protocol> vs <reference>"; a pair is one prediction against one
+    reference (only the first counts under opencompass).
     """
-    protocol = name.split()[-1]
+    protocol = name.split()[2]
     pairs = len(samples) if protocol == "opencompass" else sum(len(r) for _, r in samples)
-    cpu_ref, wall_ref, v_ref = best_times(theirs, repeat)
-    cpu_ours, wall_ours, v_ours = best_times(ours(protocol, samples, language), 5 * repeat)
-    identical = v_ours == v_ref
+    mine = ours(protocol, samples, language)
+    load = os.getloadavg()[0]
+    ref_runs, our_runs = [], []
+    for _ in range(repeat):
+        ref_runs.append(timed(theirs))
+        our_runs += [timed(mine) for _ in range(5)]
+    cpu_ref, wall_ref = min(r[0] for r in ref_runs), min(r[1] for r in ref_runs)
+    cpu_ours, wall_ours = min(r[0] for r in our_runs), min(r[1] for r in our_runs)
+    identical = all(r[2] == our_runs[0][2] for r in ref_runs + our_runs)
     print(
-        f"{name:19} {len(samples):7d} {pairs:6d} | {pairs / cpu_ours:9.0f} | {pairs / cpu_ref:9.0f} "
-        f"| x{cpu_ref / cpu_ours:6.1f} | x{wall_ref / wall_ours:6.1f} | {identical}"
+        f"{name:38} {len(samples):5d} {pairs:6d} | {cpu_ours:8.4f} | {cpu_ref:8.4f} "
+        f"| x{cpu_ref / cpu_ours:7.2f} | x{wall_ref / wall_ours:7.2f} "
+        f"| {load:4.1f}-{os.getloadavg()[0]:4.1f} | {identical}",
+        flush=True,
     )
     return identical
 
 
+def run_pool(cases: Sequence[tuple[str, Samples, str]], repeat: int) -> bool:
+    """Wall time of `rolellm` in one process vs a pool of 2 (fork), alternately, best and median."""
+    print("\nrolellm process pool (wall seconds; the pool's children are not in this process's CPU time)")
+    print(
+        "batch                 items | 1 process best/median | 2 processes best/median | x best/median | load"
+    )
+    same = True
+    for name, samples, language in cases:
+        preds, refs = [p for p, _ in samples], [r for _, r in samples]
+        times: dict[int, list[float]] = {1: [], 2: []}
+        load = os.getloadavg()[0]
+        for _ in range(repeat):
+            for workers in (1, 2):
+                start = time.perf_counter()
+                values = rolellm_recall_batch(preds, refs, language, workers=workers)
+                times[workers].append(time.perf_counter() - start)
+                same = same and values == rolellm_recall_batch(preds, refs, language, workers=1)
+        best = {w: min(t) for w, t in times.items()}
+        med = {w: sorted(t)[len(t) // 2] for w, t in times.items()}
+        print(
+            f"{name:20} {len(preds):6d} | {best[1]:8.3f} / {med[1]:8.3f}   | {best[2]:8.3f} / {med[2]:8.3f}"
+            f"     | x{best[1] / best[2]:4.2f} / x{med[1] / med[2]:4.2f} "
+            f"| {load:4.1f}-{os.getloadavg()[0]:4.1f}",
+            flush=True,
+        )
+    return same
+
+
+Case = tuple[str, Samples, str, Scorer]
+
+
+def build_cases(data: Path, rows: int, with_rs: bool) -> list[Case]:
+    """(name, items, language, reference scorer) of every case, in the order they run."""
+    en, zh = candidate_samples(data, EN_CUS, rows), candidate_samples(data, ZH_CUS, rows)
+    en_spe, zh_spe = baseline_samples(data, EN_SPE, rows), baseline_samples(data, ZH_SPE, rows)
+    chars = _Tokenizer(tokenize_cjk_char)
+    cases: list[Case] = [
+        ("en CUS rolellm vs pip rouge", en, "en", reference_pip_rouge(en, "en")),
+        ("en SPE rolellm vs pip rouge", en_spe, "en", reference_pip_rouge(en_spe, "en")),
+        ("zh CUS rolellm vs pip rouge", zh, "zh", reference_pip_rouge(zh, "zh")),
+        ("zh SPE rolellm vs pip rouge", zh_spe, "zh", reference_pip_rouge(zh_spe, "zh")),
+    ]
+    for label, samples in (("en CUS", without_cjk(en)), ("en SPE", without_cjk(en_spe))):
+        cases.append(
+            (f"{label} rolebench vs rouge_score", samples, "en", reference_rouge_score(samples, True))
+        )
+        for how, batch in (("score_multi", False), ("score_batch", True)) if with_rs else ():
+            cases.append(
+                (f"{label} rolebench vs rs {how}", samples, "en", reference_rouge_score_rs(samples, batch))
+            )
+    return cases + [
+        ("en CUS rolebench vs per-item loop", en, "en", per_item_loop(en, "en")),
+        ("en SPE rolebench vs per-item loop", en_spe, "en", per_item_loop(en_spe, "en")),
+        ("zh CUS rolebench vs rouge_score+cjk", zh, "zh", reference_rouge_score(zh, True, chars)),
+        ("zh SPE rolebench vs rouge_score+cjk", zh_spe, "zh", reference_rouge_score(zh_spe, True, chars)),
+        ("zh CUS rolebench vs per-item loop", zh, "zh", per_item_loop(zh, "zh")),
+        ("en CUS opencompass vs rouge_score", en, "en", reference_rouge_score(en, False)),
+        ("zh CUS opencompass vs rouge_chinese", zh, "zh", reference_rouge_chinese(zh)),
+    ]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=1000, help="samples per case at most (default 1000)")
-    parser.add_argument("--repeat", type=int, default=3, help="timed repeats; the best counts (default 3)")
+    parser.add_argument("--rows", type=int, default=1000, help="items per case at most (default 1000)")
+    parser.add_argument("--repeat", type=int, default=3, help="timed rounds; the best counts (default 3)")
+    parser.add_argument("--pool", action="store_true", help="also time rolellm's process pool")
     args = parser.parse_args(argv)
     data = Path(os.environ.get("ROLEBENCH_DATA", REPO_ROOT.parent / "shared" / "rolebench"))
     needed = [EN_CUS, ZH_CUS, EN_SPE + "rolegpt_baseline.jsonl", ZH_SPE + "rolegpt_baseline.jsonl"]
@@ -150,23 +285,25 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    en, zh = candidate_samples(data, EN_CUS, args.rows), candidate_samples(data, ZH_CUS, args.rows)
-    en_spe, zh_spe = baseline_samples(data, EN_SPE, args.rows), baseline_samples(data, ZH_SPE, args.rows)
+    with_rs = importlib.util.find_spec("rouge_score_rs") is not None
+    cases = build_cases(data, args.rows, with_rs)
     get_protocol("opencompass").score("预热", ["预热"], "zh")  # load jieba's dictionary outside the timings
     print(
-        f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs; "
-        f"best of {args.repeat} (reference) / {5 * args.repeat} (ours); pairs/s by CPU time"
+        f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs, load average "
+        f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}; {args.repeat} rounds "
+        "(reference once, ours 5x each)"
     )
-    print("case                samples  pairs |  ours p/s |   ref p/s | speedup | wall x  | identical")
-    chars = _Tokenizer(tokenize_cjk_char)
-    results = [
-        run_case("en CUS rolebench", en, "en", reference_rouge_score(en, True), args.repeat),
-        run_case("en CUS opencompass", en, "en", reference_rouge_score(en, False), args.repeat),
-        run_case("en SPE rolebench", en_spe, "en", reference_rouge_score(en_spe, True), args.repeat),
-        run_case("zh CUS rolebench", zh, "zh", reference_rouge_score(zh, True, chars), args.repeat),
-        run_case("zh CUS opencompass", zh, "zh", reference_rouge_chinese(zh), args.repeat),
-        run_case("zh SPE rolebench", zh_spe, "zh", reference_rouge_score(zh_spe, True, chars), args.repeat),
-    ]
+    print(f"{'case':38} items  pairs |   ours s |    ref s |    CPU x |   wall x | load      | identical")
+    results = [run_case(*case, args.repeat) for case in cases]
+    if not with_rs:
+        print("rouge-score-rs is not installed (pip install rouge-score-rs==0.2.1): its cases were skipped")
+    if args.pool:  # whole files: the largest batches a run scores
+        every = 10**9
+        en_all = candidate_samples(data, EN_CUS, every) + baseline_samples(data, EN_SPE, every)
+        zh_all = candidate_samples(data, ZH_CUS, every) + baseline_samples(data, ZH_SPE, every)
+        results.append(
+            run_pool([("en CUS + SPE", en_all, "en"), ("zh CUS + SPE", zh_all, "zh")], args.repeat)
+        )
     return 0 if all(results) else 1
 
 

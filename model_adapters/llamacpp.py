@@ -32,7 +32,9 @@ SMOLLM2_NAMES = ("smollm2", "smollm2-135m", "smollm2-135m-instruct")
 
 
 class LlamaCppOptions(AdapterOptions):
-    transport: ClassVar[frozenset[str]] = frozenset({"n_threads", "n_threads_batch", "verbose"})
+    transport: ClassVar[frozenset[str]] = frozenset(
+        {"n_threads", "n_threads_batch", "verbose", "data_parallel"}
+    )
 
     n_ctx: int = 4096
     n_threads: int | None = None
@@ -41,6 +43,7 @@ class LlamaCppOptions(AdapterOptions):
     n_gpu_layers: int = 0
     chat_format: str | None = None
     verbose: bool = False
+    data_parallel: int = 1  # N replicas on Ray (model_adapters.parallel); same outputs
 
 
 def smollm2_gguf() -> Path:
@@ -137,7 +140,7 @@ class LlamaCppAdapter(AdapterBase):
             "top_p": config.top_p if sampling else 1.0,
             "top_k": 0,
             "min_p": 0.0,
-            "repeat_penalty": 1.0,
+            "repeat_penalty": config.repetition_penalty,
             "seed": config.seed,
             "max_tokens": config.max_new_tokens,
         }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from model_adapters.errors import ConfigError
 from model_adapters.interface import AdapterBase
 from model_adapters.registry import backend
 from model_adapters.spec import ModelSpec
@@ -28,7 +29,22 @@ def request_meta_keys(spec: str | ModelSpec) -> tuple[str, ...]:
 
 
 def load_model(spec: str | ModelSpec, **options: Any) -> AdapterBase:
-    """Build the adapter a spec names. `options` are backend settings (e.g. `dtype`, `base_url`)."""
+    """Build the adapter a spec names. `options` are backend settings (e.g. `dtype`, `base_url`).
+
+    A backend with the `data_parallel` option given N > 1 becomes N replicas on Ray behind one adapter
+    (`model_adapters.parallel.ReplicaPool`); the same outputs, so the same cache identity."""
     parsed = as_spec(spec)
     cls = adapter_class(parsed)
-    return cls.from_spec(parsed, cls.Options.parse(options, f"{parsed.scheme}:"))
+    validated = cls.Options.parse(options, f"{parsed.scheme}:")
+    replicas = int(getattr(validated, "data_parallel", 1))
+    if replicas < 1:
+        raise ConfigError(
+            f"option data_parallel={replicas} for {parsed.scheme}: models is not allowed",
+            where="--model-args",
+            fix="use data_parallel=1 (one process) or more (replicas on Ray)",
+        )
+    if replicas > 1:
+        from model_adapters.parallel import ReplicaPool
+
+        return ReplicaPool(cls, parsed, validated, replicas)
+    return cls.from_spec(parsed, validated)

@@ -11,10 +11,20 @@ from pathlib import Path
 import pytest
 
 from rolebench import rouge_l
+from rolebench.errors import ConfigError, DataError
 from rolebench.evaluation.options import EvalOptions
 from rolebench.evaluation.pipeline import evaluate
 from rolebench.scoring.protocols import get_protocol
-from rolebench.scoring.rolellm import rolellm_recall, rolellm_text
+from rolebench.scoring.rolellm import (
+    default_workers,
+    recon_lcs_words,
+    rolellm_recall,
+    rolellm_recall_batch,
+    rolellm_text,
+    sentences,
+    zh_sentences,
+)
+from tests.test_scoring import ADVERSARIAL_EN, ADVERSARIAL_ZH
 
 SPLITS = {  # released files: (folder, language, kind)
     "zh_general": ("rolebench-zh/general", "zh"),
@@ -161,3 +171,92 @@ def test_baseline_reproduces_the_papers_rolegpt_spe(rolebench_data, tmp_path):
     assert results.config.scoring["protocol"] == "rolellm" and results.config.scoring["measure"] == "recall"
     f_measure = role.value("rolebench")["spe"]
     assert 0 < f_measure < spe["rolebench_eng_role_specific"]  # the F-measure beside it
+
+
+# ---- the fast scorer's corners, against pip rouge ---------------------------------------------
+
+
+def pip_sentences(text: str) -> list[list[str]]:
+    """pip rouge 1.0.1's own sentence and word split (rouge.py and rouge_score.py)."""
+    return [s.split(" ") for s in (" ".join(p.split()) for p in text.split(".") if len(p) > 0)]
+
+
+def test_sentence_splits_equal_pip_rouges_on_every_short_string():
+    alphabet = ["", ".", " ", "a", "中", "\u3000"]
+    texts = [""]
+    for _ in range(5):
+        texts = sorted({t + c for t in texts for c in alphabet})
+    texts += ["a. .b", "中..文", "中. .文", ".中.", "好好好.好", " . . "]
+    for text in texts:
+        assert sentences(text) == pip_sentences(text)
+        assert zh_sentences(text) == pip_sentences(rolellm_text(text, "zh"))
+        assert rolellm_text(text, "zh") == " ".join(ch for ch in text if not ch.isspace())
+    every = "".join(map(chr, range(0x110000)))  # str.split() splits on exactly the isspace() characters
+    assert rolellm_text(every, "zh") == " ".join(ch for ch in every if not ch.isspace())
+
+
+def test_one_lcs_walk_equals_pips_reconstruction():
+    recon_lcs = pytest.importorskip("rouge.rouge_score")._recon_lcs
+    rng = random.Random(11)
+    for _ in range(3000):
+        vocabulary = "abcdef"[: rng.randint(2, 6)]
+        x = [rng.choice(vocabulary) for _ in range(rng.randint(1, 14))]
+        y = [rng.choice(vocabulary) for _ in range(rng.randint(1, 14))]
+        assert recon_lcs_words(x, y) == set(recon_lcs(x, y)._ngrams)
+    assert recon_lcs_words([], ["a"]) == recon_lcs_words(["a"], []) == set()
+
+
+def test_which_lcs_pip_reconstructs_decides_the_recall(pip_rouge):
+    # "a b" vs the sentence "b a": LCSs "a" and "b"; pip's walk keeps {"b"}, so the second sentence counts.
+    assert rolellm_recall("b a. a", "a b") == pip_recall(pip_rouge, "b a. a", ["a b"], "en") == 1.0
+    assert rolellm_recall("b a. b", "a b") == pip_recall(pip_rouge, "b a. b", ["a b"], "en") == 0.5
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_adversarial_texts_equal_pip_rouge(language, pip_rouge):
+    texts = ADVERSARIAL_EN + ADVERSARIAL_ZH
+    predictions = [p for p in texts for _ in texts]
+    references = [[r] for _ in texts for r in texts]
+    predictions += texts
+    references += [[texts[(k + j) % len(texts)] for j in range(1, 5)] for k in range(len(texts))]
+    predictions += ["", "中文 abc", "abc", "", "K", "İi"]  # empty texts next to others, in one batch
+    references += [["abc", ""], ["", "中"], ["中文abc", ""], ["中"], ["k", "K"], ["i i", "İ"]]
+    expected = unlimited(
+        lambda: [pip_recall(pip_rouge, p, r, language) for p, r in zip(predictions, references, strict=True)]
+    )
+    assert rolellm_recall_batch(predictions, references, language) == expected
+
+
+def test_long_english_pair_past_pips_recursion_limit(pip_rouge):
+    rng = random.Random(3)
+    hypothesis = " ".join(rng.choice("abcdefg") for _ in range(900))
+    reference = " ".join(rng.choice("abcdxy") for _ in range(850))
+    with pytest.raises(RecursionError):
+        pip_rouge.get_scores(hypothesis, reference)
+    assert rolellm_recall(hypothesis, reference) == unlimited(
+        pip_recall, pip_rouge, hypothesis, [reference], "en"
+    )
+
+
+def test_process_pool_gives_the_same_values(rolebench_data):
+    chosen = items(rolebench_data, SPLITS["zh_general"][0], 60) + [("", ["a"]), ("a", ["a", "b"])]
+    predictions, references = [p for p, _ in chosen], [r for _, r in chosen]
+    one = rolellm_recall_batch(predictions, references, "zh", workers=1)
+    assert rolellm_recall_batch(predictions, references, "zh", workers=2) == one
+    assert rolellm_recall_batch(predictions, references, "zh") == one
+    assert default_workers(10**6) == 1  # the pool did not pay where measured (benchmarks/bench_rouge.py)
+
+
+def test_rolellm_errors():
+    with pytest.raises(ConfigError, match="unknown scoring language 'fr'"):
+        rolellm_recall_batch(["a"], [["a"]], "fr")
+    with pytest.raises(ConfigError, match="unknown scoring language 'fr'"):
+        get_protocol("rolellm").score("a", ["a"], "fr")
+    for scorer in (lambda: rolellm_recall_batch(["a"], [[]], "en"), lambda: rouge_l(["a"], [[]])):
+        with pytest.raises(DataError, match="no reference answer"):
+            scorer()
+    with pytest.raises(ValueError, match="1 predictions but 2 reference lists"):
+        rolellm_recall_batch(["a"], [["a"], ["b"]], "en")
+    with pytest.raises(TypeError, match="not one string"):
+        rolellm_recall_batch(["a"], ["a"], "en")
+    assert rolellm_recall_batch([], [], "zh") == []

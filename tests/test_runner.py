@@ -299,7 +299,7 @@ def _bad_data_dir(tmp_path: Path) -> Path:
         ),
         (
             ["--model", "baseline:rolegpt", "--tasks", "rolebench_demo", "--limit", "0"],
-            "--limit must be at least 1",
+            "--limit 0 is not allowed",
         ),
         (["--model", "baseline:rolegpt", "--tasks", "x", "--include-path", "BADYAML"], "invalid YAML"),
         (

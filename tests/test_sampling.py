@@ -32,7 +32,15 @@ def test_a_larger_limit_keeps_every_sample_of_a_smaller_one(rolebench_data):
 
 
 def test_the_sample_is_recorded(tmp_path, rolebench_data):
-    results = evaluate(EvalOptions(model="baseline:rolegpt", tasks=("rolebench_zh_specific",), output=tmp_path,
-                                   data_dir=str(rolebench_data), limit=12, progress=False))
+    results = evaluate(
+        EvalOptions(
+            model="baseline:rolegpt",
+            tasks=("rolebench_zh_specific",),
+            output=tmp_path,
+            data_dir=str(rolebench_data),
+            limit=12,
+            progress=False,
+        )
+    )
     assert results.config.sampling is not None and results.config.sampling["mode"] == "stratified"
     assert len(results.results["rolebench_zh_specific"].per_role) == 5

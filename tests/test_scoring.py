@@ -4,18 +4,22 @@ Chinese tokenization, best-of-references, OpenCompass reproduction, errors."""
 from __future__ import annotations
 
 import json
+import random
 import re
 from importlib.metadata import version
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from rolebench.errors import ConfigError, DataError
+from rolebench.scoring import f_measure
 from rolebench.scoring import lcs as scoring_lcs
+from rolebench.scoring.f_measure import rolebench_f_batch
 from rolebench.scoring.lcs import lcs_length, rouge_l_f
 from rolebench.scoring.opencompass import general_postprocess, opencompass_order
 from rolebench.scoring.protocols import PROTOCOLS, get_protocol
-from rolebench.scoring.tokenize import tokenize_cjk_char, tokenize_rouge_score
+from rolebench.scoring.tokenize import CJK_RANGES, cjk_char_keys, tokenize_cjk_char, tokenize_rouge_score
 
 EN_CUS = "rolebench-eng/role-generalization/general/test.jsonl"
 ZH_CUS = "rolebench-zh/general/test.jsonl"
@@ -254,3 +258,156 @@ def test_bad_language_empty_references_and_mismatched_batch_are_errors():
         protocol.score("a b", ["a"], "en"),
         protocol.score("c", ["c", "d"], "en"),
     ]
+
+
+# ---- the fast rolebench scorer (rolebench.scoring.f_measure) ----------------------------------
+
+EN_SPE = "rolebench-eng/instruction-generalization/role_specific"
+CJK_ANY = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in CJK_RANGES) + "]")
+ADVERSARIAL_EN = [
+    *["", ".", "...", " ", "\n", "  .  ", ". .", ". . .", "a. .b", "a..b", "a . . b", ".a", "a.", "a ."],
+    *["a\tb", "a  b", "a\u3000b", "a. b. c.", "the the the", "the the the . the", "a a a . a a", "a b c d"],
+    *["d c b a", "a b a b a b", "b a b a", "A a", "Hello, world. Hello world", "x y z. z y x. x"],
+    *["I am. I am not. I am", "mr. smith went to washington.", "e.g. this, i.e. that", "3.14 is pi"],
+    *[
+        "Hello 世界. 世界 hello",
+        "abc中文def",
+        "中文",
+        "İstanbul K",
+        "İi",
+        "😀 😀. 😀",
+        "\ud800 lone surrogate",
+    ],
+    "supercalifragilisticexpialidocious supercalifragilisticexpialidociouz",
+    "abcdefgh abcdefghi abcdefghij abcdefghijklmnop abcdefghijklmnopq abcdefghijklmnopr",
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 abcdefghijklmnopqrstuvwxyz0123456789",
+    *["ＡＢＣ ａｂｃ abc", "Σίσυφος ΣΊΣΥΦΟΣ", "don't won't can't", "a-b a_b a/b", "1 2 3 4 5 . 5 4 3 2 1"],
+]
+ADVERSARIAL_ZH = [
+    *["", ".", "..", "...", "。", "。。", " ", "\n", "你好。世界", "你好.世界", "你好..世界", "你好. .世界"],
+    *[".你好", "你好.", "中 文", "中\n文", "中\u3000文", "好好好", "好好好.好", "你好你好你好", "好你"],
+    *[
+        "Hello 世界",
+        "abc中文def",
+        "ABC中文",
+        "中文abc中文",
+        "ＡＢＣ中文",
+        "𠀀𠀁 中",
+        "한국어 문장",
+        "ひらがな カタカナ",
+    ],
+    *["第1章. 第2章", "3.14", '他说:"你好."', "İ K 中", "😀中😀", "中\ud800文", "中" * 40, "文中" * 30],
+]
+
+
+def reference_f(prediction: str, references: list[str]) -> float:
+    """The oracle: the `rolebench` protocol written out plainly, one item at a time."""
+    pred = tokenize_cjk_char(prediction)
+    return max(rouge_l_f(pred, tokenize_cjk_char(reference)) for reference in references)
+
+
+def _each_against_each(texts: list[str]) -> tuple[list[str], list[list[str]]]:
+    """Every text against every text (one reference), then each against the next four at once."""
+    preds = [p for p in texts for _ in texts]
+    refs = [[r] for _ in texts for r in texts]
+    for k in range(len(texts)):
+        preds.append(texts[k])
+        refs.append([texts[(k + j) % len(texts)] for j in range(1, 5)])
+    return preds, refs
+
+
+def _baseline_items(data: Path, folder: str) -> list[tuple[str, list[str]]]:
+    """(RoleGPT's answer, references) of the test rows that join rolegpt_baseline.jsonl."""
+    with open(data / folder / "rolegpt_baseline.jsonl", encoding="utf-8") as handle:
+        answers = {(r["role"], r["question"]): r["generated"][0] for r in map(json.loads, handle)}
+    with open(data / folder / "test.jsonl", encoding="utf-8") as handle:
+        rows = list(map(json.loads, handle))
+    return [
+        (answers[r["role"], r["question"]], r["generated"])
+        for r in rows
+        if (r["role"], r["question"]) in answers
+    ]
+
+
+def test_vectorised_tokenizer_equals_tokenize_cjk_char(rolebench_data):
+    texts = [t for relpath in (EN_CUS, ZH_CUS) for g in _rows(rolebench_data, relpath) for t in g][::7]
+    texts += ADVERSARIAL_EN + ADVERSARIAL_ZH + ["K", "İ", "k" * 8, "k" * 9, "k" * 16, "k" * 17, "Ab" * 40]
+    for batch in (texts, ADVERSARIAL_EN, ADVERSARIAL_ZH, ["", ""], []):
+        keys = cjk_char_keys(batch)
+        assert [keys.tokens(i) for i in range(len(batch))] == list(map(tokenize_cjk_char, batch))
+    # Every code point next to letters, on both paths ("中" in front forces the code-point path): the
+    # byte path holds exactly because no other character's lowercase holds a token character.
+    chars = re.sub(f"{CJK_ANY.pattern}|[\u0130\u212a]", "", "".join(map(chr, range(1, 0x110000))))
+    texts = ["X" + "x".join(chars[i : i + 4096]) + "9" for i in range(0, len(chars), 4096)]
+    texts += ["中" + text for text in texts[::5]] + [
+        "İ" + "x".join(r) for r in ("\u0130\u212a", "\u4e00\u3007")
+    ]
+    keys = cjk_char_keys(texts)
+    assert [keys.tokens(i) for i in range(len(texts))] == list(map(tokenize_cjk_char, texts))
+
+
+def test_fast_rolebench_equals_rouge_score_on_cjk_free_real_items(rolebench_data, rouge_l):
+    items = [(p, r) for p, r in _baseline_items(rolebench_data, EN_SPE) if not CJK_ANY.search(p + "".join(r))]
+    items = random.Random(0).sample(items, 400)
+    items += [
+        (p, r)
+        for p, r in zip(*_each_against_each(ADVERSARIAL_EN), strict=True)
+        if not CJK_ANY.search(p + r[0])
+    ]
+    got = rolebench_f_batch([p for p, _ in items], [r for _, r in items])
+    assert got == [rouge_l.score_multi(refs, pred)["rougeL"].fmeasure for pred, refs in items]
+    assert got == get_protocol("rolebench").score_batch([p for p, _ in items], [r for _, r in items], "en")
+
+
+def test_fast_rolebench_equals_the_reference_on_chinese_and_mixed_items(rolebench_data):
+    samples = _multi(rolebench_data, ZH_CUS, 10_000) + _baseline_items(
+        rolebench_data, "rolebench-zh/role_specific"
+    )
+    assert sum(bool(re.search("[A-Za-z0-9]", p + "".join(r))) for p, r in samples) > 200  # mixed scripts
+    en_rows = [g for g in _rows(rolebench_data, EN_CUS) if any(map(CJK.search, g))]  # Chinese in English
+    samples += [(t, g[:3] + ["Hello"]) for g in en_rows for t in g] + [
+        (g[0], [t]) for g in en_rows for t in g
+    ]
+    for texts in (ADVERSARIAL_ZH, ADVERSARIAL_EN + ADVERSARIAL_ZH):
+        samples += list(zip(*_each_against_each(texts), strict=True))
+    # Empty texts next to texts of the other tokenizer path, in one batch: token ranges must not mix.
+    samples += [("", ["abc", ""]), ("中文 abc", ["", "中"]), ("abc", ["中文abc", ""]), ("", ["中"])]
+    samples += [
+        ("K", ["k", "K"]),
+        ("İi", ["i i", "İ"]),
+        ("中.文", ["中文", "中. 文"]),
+        ("x" * 5000, ["x" * 4999]),
+    ]
+    predictions, references = [p for p, _ in samples], [r for _, r in samples]
+    expected = [reference_f(p, r) for p, r in samples]
+    assert rolebench_f_batch(predictions, references) == expected
+    assert get_protocol("rolebench").score_batch(predictions, references, "zh") == expected
+
+
+def test_code_point_ids_are_exact_through_every_round_and_split(monkeypatch):
+    rng = np.random.default_rng(0)
+    k1 = rng.integers(0, 2**63, 200_000, dtype=np.uint64) % np.uint64(100_000)  # many repeats
+    k2 = k1 % np.uint64(3)
+    for bits in ((19, 18, 17, 16, 15, 14, 13, 12), (4,)):  # (4,): nearly every key left for the sort
+        monkeypatch.setattr(f_measure, "_TABLE_BITS", bits)
+        ids = f_measure.code_point_ids(k1, k2)
+        pairs = np.unique(np.stack((k1, k2, ids.astype(np.uint64)), axis=1), axis=0)
+        assert len(pairs) == len(np.unique(pairs[:, :2], axis=0)) == len(np.unique(ids))  # a bijection
+        assert not ((ids >= 0xD800) & (ids < 0xE000)).any() and ids.max() < 0x110000
+    predictions, references = ["a b c", "d e", "a"], [["a c"], ["e", "d"], ["b"]]
+    expected = [reference_f(p, r) for p, r in zip(predictions, references, strict=True)]
+    monkeypatch.setattr(f_measure, "_TABLE_BITS", (1,))  # 2 codes from the hash round, then the sort
+    monkeypatch.setattr(f_measure, "_N_CODES", 4)  # 5 tokens do not fit: the batch is split in halves
+    assert rolebench_f_batch(predictions, references) == expected
+    with pytest.raises(ValueError, match="more distinct tokens"):
+        rolebench_f_batch(["a b c"], [["d e f"]])
+
+
+def test_fast_rolebench_errors():
+    with pytest.raises(DataError, match="no reference answer"):
+        rolebench_f_batch(["a"], [[]])
+    with pytest.raises(ValueError, match="1 predictions but 2 reference lists"):
+        rolebench_f_batch(["a"], [["a"], ["b"]])
+    with pytest.raises(TypeError, match="not one string"):
+        rolebench_f_batch(["a"], ["a"])
+    assert rolebench_f_batch([], []) == []

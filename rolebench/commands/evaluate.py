@@ -6,13 +6,14 @@ import argparse
 import re
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rolebench.commands._arguments import Subparsers, add_config_argument, add_data_arguments, model_options
 from rolebench.errors import ConfigError
 from rolebench.results.schema import RunResults
 
 if TYPE_CHECKING:
+    from rolebench.evaluation.options import EvalOptions
     from rolebench.judge.run import JudgeSettings
 
 
@@ -90,23 +91,24 @@ def default_output(model: str) -> Path:
     return Path("runs") / re.sub(r"[^A-Za-z0-9._-]+", "_", model).strip("_")
 
 
-def run(args: argparse.Namespace) -> int:
+def eval_options(
+    args: argparse.Namespace,
+    *,
+    model: str | None = None,
+    model_args: dict[str, Any] | None = None,
+    output: Path | None = None,
+    progress: bool | None = None,
+) -> EvalOptions:
+    """The EvalOptions of `rolebench evaluate`'s arguments: the one place they are turned into a job.
+
+    `rolebench sweep` calls it too, once per model (its spec, backend options and run folder given)."""
     from model_adapters import GenerationConfig
     from rolebench.evaluation.options import EvalOptions
-    from rolebench.evaluation.pipeline import evaluate
-    from rolebench.report.summary import summary_text
     from rolebench.scoring.aggregate import BootstrapSettings
+    from rolebench.scoring.protocols import get_protocol
 
-    for flag in ("model", "tasks"):
-        if not getattr(args, flag):
-            raise ConfigError(
-                f"--{flag} is required",
-                where="rolebench evaluate",
-                fix=f"give --{flag} on the command line or `{flag}:` in the --config file",
-            )
-    if args.limit is not None and args.limit < 1:
-        raise ConfigError("--limit must be at least 1", where="--limit")
-    options_ = model_options(args)
+    model = model or args.model
+    get_protocol(args.protocol)
     generation = GenerationConfig(
         temperature=args.temperature,
         top_p=args.top_p,
@@ -115,10 +117,10 @@ def run(args: argparse.Namespace) -> int:
         batch_size=args.batch_size,
         concurrency=args.concurrency,
     )
-    options = EvalOptions(
-        model=args.model,
+    return EvalOptions(
+        model=model,
         tasks=tuple(t.strip() for t in args.tasks.split(",") if t.strip()),
-        output=args.output or default_output(args.model),
+        output=output or args.output or default_output(model),
         data_dir=args.data_dir,
         revision=args.revision,
         limit=args.limit,
@@ -127,12 +129,26 @@ def run(args: argparse.Namespace) -> int:
         protocol=args.protocol,
         generation=generation,
         max_new_tokens=args.max_new_tokens,
-        model_options=options_,
+        model_options=model_options(args) if model_args is None else model_args,
         include_paths=tuple(args.include_path),
         bootstrap=BootstrapSettings(resamples=args.bootstrap, seed=args.seed),
-        progress=not args.no_progress,
+        progress=(not args.no_progress) if progress is None else progress,
         overwrite=args.overwrite,
     )
+
+
+def run(args: argparse.Namespace) -> int:
+    from rolebench.evaluation.pipeline import evaluate
+    from rolebench.report.summary import summary_text
+
+    for flag in ("model", "tasks"):
+        if not getattr(args, flag):
+            raise ConfigError(
+                f"--{flag} is required",
+                where="rolebench evaluate",
+                fix=f"give --{flag} on the command line or `{flag}:` in the --config file",
+            )
+    options = eval_options(args)
     if args.judge:  # a bad judge, judge file or price table fails before any generation
         from rolebench.judge.run import prepare_judge
 

@@ -74,7 +74,7 @@ def summary_table(results: RunResults) -> str:
 
 
 def summary_notes(results: RunResults) -> list[str]:
-    """Lines under the table: answer lengths, answers cut at the token limit or looping, why RAW is missing."""
+    """Lines under the table: answer lengths, cuts at the token limit, looping answers, why RAW is missing."""
     notes = []
     for name, task in results.results.items():
         lengths = task.lengths

@@ -22,6 +22,7 @@ from itertools import repeat
 from typing import Any, ClassVar
 
 from rolebench.errors import ConfigError, DataError
+from rolebench.scoring.f_measure import rolebench_f_batch
 from rolebench.scoring.lcs import f_rouge_chinese, f_rouge_score, lcs_lengths
 from rolebench.scoring.opencompass import (
     OPENCOMPASS_ZH_TOKENIZER,
@@ -171,6 +172,13 @@ class RoleBenchProtocol(_TokenPlan):
     measure = "f"
     references = "best"
     plans = {lang: (tokenize_cjk_char, tokenize_cjk_char, f_rouge_score) for lang in LANGUAGES}
+
+    def _batch(
+        self, predictions: Sequence[str], references: Sequence[Sequence[str]], language: str
+    ) -> list[float]:
+        """The same floats as the per-item `_TokenPlan` loop with `plans`, vectorised over the batch
+        (`rolebench.scoring.f_measure`); cjk-char-v1 is the same for both languages."""
+        return rolebench_f_batch(predictions, references)
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -1,0 +1,312 @@
+"""`rolebench sweep`: jobs on a local Ray (2 CPUs, loopback only), run folders, sweep.json, resume, failures.
+
+The Ray tests share one session-scoped local Ray (`tests.ray_cluster`); the checks of sweep files run
+without Ray. Models: the data-only `baseline:rolegpt` and fakes (`slowecho:`, `broken:`) registered in
+this process and in every Ray worker.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from rolebench.cli.main import main
+from rolebench.errors import ConfigError, MissingDependency
+from rolebench.evaluation.options import EvalOptions
+from rolebench.evaluation.pipeline import evaluate
+from rolebench.results.io import read_results
+from tests.fake_openai import fake_openai  # noqa: F401 - fixture
+from tests.ray_cluster import fakes, log_lines, ray_cluster  # noqa: F401 - fixtures
+
+DEMO = ["rolebench_demo_general", "rolebench_demo_specific"]
+
+
+def sweep_file(tmp_path: Path, models: list[Any], **options: Any) -> Path:
+    path = tmp_path / "sweep.yaml"
+    path.write_text(yaml.safe_dump({"models": models, "tasks": ["rolebench_demo"], **options}))
+    return path
+
+
+def run(file: Path, output: Path, **kwargs: Any) -> Any:
+    from rolebench.commands.sweep import load_sweep
+    from rolebench.sweep.driver import run_sweep
+
+    return run_sweep(load_sweep(file, output), output, progress=False, **kwargs)
+
+
+# sweep files are checked before anything runs ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ({"models": ["baseline:rolegpt"], "tasks": "rolebench_demo", "limitt": 3}, "unknown option 'limitt'"),
+        ({"models": [{"spec": "baseline:rolegpt", "num_gpu": 1}], "tasks": "rolebench_demo"}, "num_gpus"),
+        ({"models": ["nope:x"], "tasks": "rolebench_demo"}, "unknown model scheme 'nope'"),
+        ({"models": ["hf:"], "tasks": "rolebench_demo"}, "has no scheme"),
+        ({"models": ["baseline:rolegpt"], "tasks": ["rolebench_demo", "no_such_task"]}, "unknown task"),
+        (
+            {"models": [{"spec": "smollm2:135m", "model_args": {"n_ctxx": 9}}], "tasks": "rolebench_demo"},
+            "n_ctx",
+        ),
+        ({"models": ["baseline:rolegpt"], "tasks": "rolebench_demo", "limit": "abc"}, "--limit"),
+        ({"models": ["baseline:rolegpt"], "tasks": "rolebench_demo", "limit": 0}, "--limit 0"),
+        ({"models": ["baseline:rolegpt"], "tasks": "rolebench_demo", "model": "x"}, "no `model:`"),
+        ({"models": [], "tasks": "rolebench_demo"}, "no models"),
+        ({"models": ["baseline:rolegpt"]}, "no tasks"),
+        (
+            {"models": ["baseline:rolegpt", "baseline:rolegpt"], "tasks": "rolebench_demo"},
+            "share the run folder",
+        ),
+        (
+            {"models": ["baseline:rolegpt"], "tasks": "rolebench_demo", "judge": "nope:x"},
+            "unknown model scheme",
+        ),
+    ],
+)
+def test_bad_sweep_files_are_refused_in_one_line_before_any_job(tmp_path, content, message):
+    from rolebench.commands.sweep import load_sweep
+
+    file = tmp_path / "bad.yaml"
+    file.write_text(yaml.safe_dump(content))
+    with pytest.raises(ConfigError, match=re.escape(message)) as caught:
+        load_sweep(file, tmp_path / "out")
+    assert "\n" not in caught.value.line() and str(file) in caught.value.line()
+    assert not (tmp_path / "out").exists()
+
+
+def test_without_ray_the_sweep_says_what_to_install(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr("model_adapters.ray_runtime.ray_available", lambda: False)
+    file = sweep_file(tmp_path, ["baseline:rolegpt"])
+    assert main(["sweep", str(file), "--output", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and 'pip install "rolebench[ray]"' in err
+    with pytest.raises(MissingDependency):
+        from model_adapters import load_model
+
+        load_model("smollm2:135m", data_parallel="2")
+
+
+# on Ray -----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("ray_cluster")
+def test_every_ray_process_listens_on_loopback_only():
+    out = subprocess.run(["ss", "-ltnpH"], capture_output=True, text=True, check=False).stdout
+    ours = [
+        line.split()[3] for line in out.splitlines() if re.search(r'"(raylet|gcs_server|ray::[^"]*)"', line)
+    ]
+    assert ours and all(address.startswith(("127.0.0.1:", "[::ffff:127.0.0.1]:")) for address in ours), ours
+
+
+@pytest.mark.usefixtures("ray_cluster", "fakes")
+def test_sweep_runs_every_job_into_ordinary_run_folders_and_a_rerun_redoes_nothing(tmp_path, monkeypatch):
+    log = tmp_path / "alpha.log"
+    file = sweep_file(
+        tmp_path, ["baseline:rolegpt", {"spec": "slowecho:alpha", "model_args": {"log": str(log)}}]
+    )
+    out = tmp_path / "out"
+    outcome = run(file, out, leaderboard=True)
+    assert (outcome.jobs, outcome.done, outcome.failed, outcome.skipped) == (4, 4, 0, 0)
+
+    direct = evaluate(
+        EvalOptions(
+            model="baseline:rolegpt", tasks=("rolebench_demo",), output=tmp_path / "direct", progress=False
+        )
+    )
+    swept = read_results(out / "baseline_rolegpt")
+    for task in DEMO:  # exactly what `rolebench evaluate` writes
+        assert swept.results[task].model_dump(exclude={"samples_sha256"}) == direct.results[task].model_dump(
+            exclude={"samples_sha256"}
+        )
+        assert (out / "baseline_rolegpt/samples" / f"{task}.jsonl").read_bytes() == (
+            tmp_path / "direct/samples" / f"{task}.jsonl"
+        ).read_bytes()
+    assert set(read_results(out / "slowecho_alpha").groups) == {"rolebench_demo"}
+
+    state = json.loads((out / "sweep.json").read_text())
+    assert set(state["jobs"]) == {f"{m}/{t}" for m in ("baseline_rolegpt", "slowecho_alpha") for t in DEMO}
+    for job in state["jobs"].values():
+        assert job["state"] == "done" and job["stored"] == job["total"] and job["seconds"] > 0
+        assert len(job["attempts"]) == 1 and job["node"]["node_ip"] == "127.0.0.1"
+        assert job["submitted"] <= job["started"] <= job["generated"] <= job["finished"]
+    board = json.loads((out / "leaderboard/leaderboard.json").read_text())
+    assert {"baseline:rolegpt", "slowecho:alpha"} <= {
+        row["spec"] for b in board["boards"] if not b["reference"] for row in b["rows"]
+    }
+    calls = log_lines(log)
+    assert sorted(len(c["ids"]) for c in calls) == [9, 18]
+
+    monkeypatch.setattr("rolebench.sweep.driver._run_on_ray", lambda *a: pytest.fail("Ray used again"))
+    again = run(file, out)
+    assert (again.done, again.skipped) == (4, 4) and log_lines(log) == calls
+    assert len(json.loads((out / "sweep.json").read_text())["invocations"]) == 2
+
+
+@pytest.mark.usefixtures("ray_cluster", "fakes")
+def test_a_worker_killed_mid_sweep_is_retried_and_nothing_is_lost(tmp_path):
+    log = tmp_path / "beta.log"
+    file = sweep_file(tmp_path, [{"spec": "slowecho:beta", "model_args": {"log": str(log), "delay": 0.08}}])
+    out = tmp_path / "out"
+    store = out / "slowecho_beta/generations.sqlite"
+    killed: dict[str, int] = {}
+
+    def kill_when_some_are_stored(state: dict[str, Any]) -> None:
+        job = state["jobs"]["slowecho_beta/rolebench_demo_general"]
+        if not killed and (job.get("stored") or 0) >= 3 and job["attempts"]:
+            os.kill(job["attempts"][-1]["pid"], signal.SIGKILL)
+            time.sleep(0.3)  # gone for sure before the store is read
+            with sqlite3.connect(store) as db:  # what survived: every answer stored before the kill
+                killed["stored"] = db.execute("SELECT COUNT(*) FROM generations").fetchone()[0] - 1
+
+    outcome = run(file, out, observer=kill_when_some_are_stored)
+    assert killed and (outcome.done, outcome.failed) == (2, 0)
+    first, *rest = log_lines(log)
+    assert len(first["ids"]) == 18 and rest[0]["pid"] != first["pid"]
+    assert len(rest[0]["ids"]) == 18 - killed["stored"]  # only what was not stored is asked again
+    assert sorted(len(call["ids"]) for call in rest[1:]) == [9]
+    state = json.loads((out / "sweep.json").read_text())
+    attempts = state["jobs"]["slowecho_beta/rolebench_demo_general"]["attempts"]
+    assert len(attempts) == 2 and "died" in attempts[0]["error"] and attempts[1]["error"] is None
+    samples = read_results(out / "slowecho_beta").results["rolebench_demo_general"]
+    assert samples.n_generated == 18 and samples.n_failed == 0
+
+
+@pytest.mark.usefixtures("ray_cluster", "fakes")
+def test_a_failing_job_is_retried_then_reported_and_the_rest_finishes(tmp_path, capsys):
+    file = sweep_file(tmp_path, ["slowecho:gamma", "broken:x"], tasks=["rolebench_demo_specific"])
+    out = tmp_path / "out"
+    code = main(["sweep", str(file), "--output", str(out), "--max-retries", "1", "--no-progress"])
+    captured = capsys.readouterr()
+    assert code == 1
+    line = captured.err.strip()
+    assert line.count("\n") == 0 and "2 jobs: 1 done" in line and "1 failed" in line and "boom" in line
+    state = json.loads((out / "sweep.json").read_text())
+    broken = state["jobs"]["broken_x/rolebench_demo_specific"]
+    assert (
+        broken["state"] == "failed"
+        and len(broken["attempts"]) == 2
+        and "RuntimeError: boom" in broken["error"]
+    )
+    assert state["jobs"]["slowecho_gamma/rolebench_demo_specific"]["state"] == "done"
+    assert read_results(out / "slowecho_gamma").results["rolebench_demo_specific"].n == 9
+    assert not (out / "broken_x/results.json").exists()
+
+
+def test_a_sweep_with_a_judge_judges_each_run_as_evaluate_does(tmp_path, fake_openai, monkeypatch):  # noqa: F811
+    """The worker's step (no Ray needed): evaluate, then judge the run folder, as `evaluate --judge` does."""
+    from rolebench.commands.sweep import load_sweep
+    from rolebench.sweep.job import evaluate_and_judge
+    from tests.test_judge import ranking
+
+    monkeypatch.setenv("ROLEBENCH_CACHE", str(tmp_path / "cache"))
+    server = fake_openai(lambda body: ranking("model_a"))
+    file = sweep_file(
+        tmp_path,
+        ["baseline:rolegpt"],
+        tasks=["rolebench_demo_specific"],
+        judge="openai:fake-model",
+        judge_base_url=server.base_url,
+        judge_limit=3,
+    )
+    plan = load_sweep(file, tmp_path / "out")
+    assert plan.runs[0].judge is not None and plan.runs[0].judge.settings.progress is False
+    results = evaluate_and_judge(plan.runs[0])
+    task = results.results["rolebench_demo_specific"]
+    assert task.value("judged") == 3 and task.value("win_rate") is not None
+    assert results.config.judge["spec"] == "openai:fake-model"
+
+
+def test_the_sweep_builds_the_evaluate_options_that_rolebench_evaluate_builds(tmp_path, monkeypatch):
+    """Every `rolebench evaluate` option, set away from its default in a sweep file, reaches the run as
+    it would through `rolebench evaluate --config FILE` (both build it with `commands.evaluate.eval_options`;
+    a new evaluate option fails this test until the sweep file accepts it)."""
+    from dataclasses import replace
+
+    from rolebench.commands.evaluate import eval_options
+    from rolebench.commands.sweep import (
+        evaluate_arguments,
+        evaluate_parser,
+        merged_model_args,
+        model_entry,
+    )
+
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("gpt-4o: {input: 2.5, output: 10}\n")
+    (tmp_path / "tasks").mkdir()
+    values = {
+        "tasks": "rolebench_demo_specific",
+        "data_dir": str(tmp_path),
+        "revision": "main",
+        "limit": 3,
+        "limit_mode": "first",
+        "limit_seed": 5,
+        "protocol": "rolebench",
+        "max_new_tokens": 64,
+        "temperature": 0.5,
+        "top_p": 0.9,
+        "repetition_penalty": 1.1,
+        "seed": 3,
+        "batch_size": 4,
+        "concurrency": 2,
+        "base_url": "http://127.0.0.1:9/v1",
+        "model_args": "timeout=5",
+        "judge": "openai:gpt-4o",
+        "judge_limit": 4,
+        "judge_base_url": "http://127.0.0.1:9/v1",
+        "judge_config": "rolellm_rank",
+        "price_table": str(prices),
+        "bootstrap": 50,
+        "include_path": [str(tmp_path / "tasks")],
+        "overwrite": True,
+    }
+    not_passed = {"model", "output", "config_file", "config_parser", "no_progress", "models", "run", "help"}
+    dests = {a.dest for a in evaluate_parser(tmp_path / "x.yaml")._actions}
+    assert dests - not_passed == set(values), "a new evaluate option: pass it on in rolebench.commands.sweep"
+    config = tmp_path / "evaluate.yaml"
+    config.write_text(yaml.safe_dump(values))
+    spec = "openai:some-model"
+
+    built: list[EvalOptions] = []
+
+    def capture(options: EvalOptions) -> None:
+        built.append(options)
+        raise KeyboardInterrupt  # stop `rolebench evaluate` right there
+
+    monkeypatch.setattr("rolebench.evaluation.pipeline.evaluate", capture)
+    assert (
+        main(["evaluate", "--config", str(config), "--model", spec, "--output", str(tmp_path / "run")]) == 130
+    )
+    direct = built[0]
+
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(yaml.safe_dump({"models": [spec], **values}))
+    args = evaluate_arguments(sweep)
+    swept = eval_options(
+        args, model=spec, model_args=merged_model_args(args, model_entry(spec, "x")), output=tmp_path / "run"
+    )
+    assert replace(swept, progress=True) == direct
+
+
+@pytest.mark.usefixtures("ray_cluster", "fakes")
+def test_a_data_parallel_model_in_a_sweep_gives_its_resources_to_the_replicas(tmp_path):
+    log = tmp_path / "dp.log"
+    model = {"spec": "slowecho:dp", "model_args": {"data_parallel": 2, "log": str(log)}, "num_cpus": 1}
+    file = sweep_file(tmp_path, [model], tasks=["rolebench_demo_specific"], batch_size=3)
+    outcome = run(file, tmp_path / "out")
+    assert (outcome.done, outcome.failed) == (1, 0)
+    state = json.loads((tmp_path / "out/sweep.json").read_text())
+    assert state["models"]["slowecho_dp"]["resources"] == {"num_cpus": 0}  # the job holds nothing
+    calls = log_lines(log)
+    assert sorted(len(c["ids"]) for c in calls) == [3, 3, 3]  # chunks = batches, from the replicas
+    assert read_results(tmp_path / "out/slowecho_dp").results["rolebench_demo_specific"].n_generated == 9
