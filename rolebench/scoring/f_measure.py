@@ -33,7 +33,7 @@ import numpy.typing as npt
 from rapidfuzz import process
 from rapidfuzz.distance import LCSseq
 
-from rolebench.errors import DataError
+from rolebench.scoring.inputs import check_batch
 from rolebench.scoring.tokenize import KeyArray, cjk_char_keys
 
 IntArray = npt.NDArray[np.intp]
@@ -116,16 +116,7 @@ def rolebench_f_batch(predictions: Sequence[str], references: Sequence[Sequence[
     module docstring). Raises DataError for an item without references, TypeError for a string given
     as a reference list.
     """
-    if len(predictions) != len(references):
-        raise ValueError(f"{len(predictions)} predictions but {len(references)} reference lists")
-    if any(isinstance(refs, str) for refs in references):
-        raise TypeError("references must be a sequence of strings, not one string")
-    if not all(references):
-        raise DataError(
-            "a sample has no reference answer to score against",
-            where="ROUGE-L (rolebench protocol)",
-            fix="check the split's `generated` lists; samples need at least one reference",
-        )
+    check_batch(predictions, references, "ROUGE-L (rolebench protocol)")
     if not predictions:
         return []
     try:

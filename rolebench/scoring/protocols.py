@@ -21,8 +21,9 @@ from importlib.metadata import PackageNotFoundError, version
 from itertools import repeat
 from typing import Any, ClassVar
 
-from rolebench.errors import ConfigError, DataError
+from rolebench.errors import ConfigError
 from rolebench.scoring.f_measure import rolebench_f_batch
+from rolebench.scoring.inputs import LANGUAGES, check_batch, check_language
 from rolebench.scoring.lcs import f_rouge_chinese, f_rouge_score, lcs_lengths
 from rolebench.scoring.opencompass import (
     OPENCOMPASS_ZH_TOKENIZER,
@@ -43,7 +44,6 @@ from rolebench.scoring.tokenize import (
     tokenize_rouge_score,
 )
 
-LANGUAGES: tuple[str, ...] = ("en", "zh")
 PAPER_PROTOCOL = "rolellm"  # the RoleLLM paper's numbers
 F_MEASURE_PROTOCOL = "rolebench"  # the F-measure shown beside them
 DEFAULT_PROTOCOL = PAPER_PROTOCOL
@@ -58,15 +58,6 @@ def library_version(name: str) -> str:
         return version(name)
     except PackageNotFoundError:
         return "not installed"
-
-
-def check_language(language: str) -> None:
-    if language not in LANGUAGES:
-        raise ConfigError(
-            f"unknown scoring language {language!r}",
-            where="ROUGE-L scoring",
-            fix="use 'en' or 'zh' (the split's language)",
-        )
 
 
 class ScoringProtocol(ABC):
@@ -86,25 +77,16 @@ class ScoringProtocol(ABC):
     def describe(self) -> dict[str, Any]:
         """What `results.json` records about the protocol."""
 
-    def _checked(self, references: Sequence[str]) -> Sequence[str]:
-        if isinstance(references, str):
-            raise TypeError("references must be a sequence of strings, not one string")
-        if not references:
-            raise DataError(
-                "a sample has no reference answer to score against",
-                where=f"ROUGE-L ({self.name} protocol)",
-                fix="check the split's `generated` lists; samples need at least one reference",
-            )
+    def _counted(self, references: Sequence[str]) -> Sequence[str]:
         return references[:1] if self.references == "first" else references
 
     def score_batch(
         self, predictions: Sequence[str], references: Sequence[Sequence[str]], language: str
     ) -> list[float]:
         """One score per prediction (predictions[i] against references[i]), in [0, 1]."""
-        if len(predictions) != len(references):
-            raise ValueError(f"{len(predictions)} predictions but {len(references)} reference lists")
+        check_batch(predictions, references, f"ROUGE-L ({self.name} protocol)")
         check_language(language)
-        return self._batch(predictions, [self._checked(refs) for refs in references], language)
+        return self._batch(predictions, [self._counted(refs) for refs in references], language)
 
     def score(self, prediction: str, references: Sequence[str], language: str) -> float:
         """The score of one prediction against its references; `language` is "en" or "zh"."""

@@ -53,10 +53,9 @@ from itertools import chain, compress
 
 from rapidfuzz.distance import LCSseq
 
-from rolebench.errors import ConfigError, DataError
+from rolebench.scoring.inputs import check_batch, check_language
 
 Sentence = list[str]
-LANGUAGES: tuple[str, ...] = ("en", "zh")
 _POW: list[int] = [1]  # _POW[k] = 1 << k, grown on demand
 # fork: a child starts in milliseconds; forkserver and spawn re-import numpy, rapidfuzz and the
 # caller's main module in each child (1-2 s measured, and a script without a __main__ guard fails).
@@ -269,22 +268,8 @@ def rolellm_recall_batch(
     Raises ConfigError for an unknown language, DataError for an item without references and
     TypeError for a string given as a reference list.
     """
-    if language not in LANGUAGES:
-        raise ConfigError(
-            f"unknown scoring language {language!r}",
-            where="ROUGE-L (rolellm protocol)",
-            fix="use 'en' or 'zh'",
-        )
-    if len(predictions) != len(references):
-        raise ValueError(f"{len(predictions)} predictions but {len(references)} reference lists")
-    if any(isinstance(refs, str) for refs in references):
-        raise TypeError("references must be a sequence of strings, not one string")
-    if not all(references):
-        raise DataError(
-            "a sample has no reference answer to score against",
-            where="ROUGE-L (rolellm protocol)",
-            fix="check the split's `generated` lists; samples need at least one reference",
-        )
+    check_language(language, "ROUGE-L (rolellm protocol)")
+    check_batch(predictions, references, "ROUGE-L (rolellm protocol)")
     zh = language == "zh"
     workers = default_workers(len(predictions)) if workers is None else workers
     if workers <= 1 or len(predictions) < 2 * workers:
