@@ -30,7 +30,6 @@ from pydantic import Field, field_validator
 
 from model_adapters.chat import merge_system, plain_prompt, probe_system_role, text_sha256
 from model_adapters.errors import ConfigError, MissingDependency, ModelError, first_line
-from model_adapters.identity import weights_fingerprint
 from model_adapters.interface import AdapterBase, Generation, GenerationConfig, Message, Request, Usage
 from model_adapters.network import offline
 from model_adapters.options import AdapterOptions
@@ -116,11 +115,6 @@ class HFAdapter(AdapterBase):
     @classmethod
     def from_spec(cls, spec: ModelSpec, options: Any) -> HFAdapter:
         return cls(spec.name, spec.revision, options)
-
-    @classmethod
-    def fingerprint(cls, spec: ModelSpec, options: Any) -> dict[str, Any]:
-        weights = weights_fingerprint(spec.name)
-        return {"weights": weights} if weights else {}
 
     # loading -------------------------------------------------------------------------------------
 

@@ -23,7 +23,7 @@ from typing import Any, ClassVar, cast
 
 from model_adapters.chat import merge_system, probe_system_role, text_sha256
 from model_adapters.errors import ConfigError, MissingDependency, ModelError, first_line
-from model_adapters.identity import file_sha256, files_fingerprint
+from model_adapters.files import file_sha256, files_fingerprint
 from model_adapters.interface import AdapterBase, Generation, GenerationConfig, Request, Usage
 from model_adapters.options import AdapterOptions
 from model_adapters.spec import ModelSpec

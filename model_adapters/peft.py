@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from model_adapters.errors import ConfigError, MissingDependency
+from model_adapters.files import weights_fingerprint
 from model_adapters.hf import HFAdapter, HFOptions
-from model_adapters.identity import weights_fingerprint
 from model_adapters.options import AdapterOptions
 from model_adapters.spec import ModelSpec
 

@@ -30,7 +30,6 @@ from pydantic import Field, field_validator
 
 from model_adapters.chat import merge_system, probe_system_role, text_sha256
 from model_adapters.errors import MissingDependency, ModelError, first_line
-from model_adapters.identity import weights_fingerprint
 from model_adapters.interface import AdapterBase, Generation, GenerationConfig, Request, Usage
 from model_adapters.options import AdapterOptions
 from model_adapters.ray_runtime import connect, disconnect
@@ -139,11 +138,6 @@ class VLLMAdapter(AdapterBase):
     @classmethod
     def from_spec(cls, spec: ModelSpec, options: Any) -> VLLMAdapter:
         return cls(spec.name, spec.revision, options)
-
-    @classmethod
-    def fingerprint(cls, spec: ModelSpec, options: Any) -> dict[str, Any]:
-        weights = weights_fingerprint(spec.name)
-        return {"weights": weights} if weights else {}
 
     def _sampling_params(self, config: GenerationConfig) -> Any:
         sampling = config.temperature > 0

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from model_adapters.identity import file_sha256
+from model_adapters.files import file_sha256
 from rolebench.data.layout import MANIFEST_NAME
 from rolebench.errors import DataError
 from rolebench.storage.files import write_json_atomic

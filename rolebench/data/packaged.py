@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from model_adapters.identity import file_sha256
+from model_adapters.files import file_sha256
 from rolebench.data.layout import (
     HF_SPLITS,
     MANIFEST_NAME,

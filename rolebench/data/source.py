@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from model_adapters.identity import file_sha256
+from model_adapters.files import file_sha256
 from model_adapters.network import offline
 from rolebench.errors import DataError, MissingDependency
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from model_adapters.identity import file_sha256
+from model_adapters.files import file_sha256
 from rolebench.errors import ConfigError, DataError
 from rolebench.storage.files import write_json_atomic, write_jsonl_atomic
 from rolebench.storage.jsonl import read_jsonl

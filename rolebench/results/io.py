@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from model_adapters.identity import file_sha256
+from model_adapters.files import file_sha256
 from rolebench.errors import DataError
 from rolebench.results.schema import RunResults, SampleRecord
 from rolebench.storage.files import write_json_atomic, write_jsonl_atomic
