@@ -38,7 +38,7 @@ def sweep_file(tmp_path: Path, models: list[Any], **options: Any) -> Path:
 
 
 def run(file: Path, output: Path, **kwargs: Any) -> Any:
-    from rolebench.commands.sweep import load_sweep
+    from rolebench.commands._sweep_file import load_sweep
     from rolebench.sweep.driver import run_sweep
 
     return run_sweep(load_sweep(file, output), output, progress=False, **kwargs)
@@ -75,7 +75,7 @@ def run(file: Path, output: Path, **kwargs: Any) -> Any:
     ],
 )
 def test_bad_sweep_files_are_refused_in_one_line_before_any_job(tmp_path, content, message):
-    from rolebench.commands.sweep import load_sweep
+    from rolebench.commands._sweep_file import load_sweep
 
     file = tmp_path / "bad.yaml"
     file.write_text(yaml.safe_dump(content))
@@ -205,7 +205,7 @@ def test_a_failing_job_is_retried_then_reported_and_the_rest_finishes(tmp_path, 
 
 def test_a_sweep_with_a_judge_judges_each_run_as_evaluate_does(tmp_path, fake_openai, monkeypatch):  # noqa: F811
     """The worker's step (no Ray needed): evaluate, then judge the run folder, as `evaluate --judge` does."""
-    from rolebench.commands.sweep import load_sweep
+    from rolebench.commands._sweep_file import load_sweep
     from rolebench.sweep.job import evaluate_and_judge
     from tests.test_judge import ranking
 
@@ -233,13 +233,13 @@ def test_the_sweep_builds_the_evaluate_options_that_rolebench_evaluate_builds(tm
     a new evaluate option fails this test until the sweep file accepts it)."""
     from dataclasses import replace
 
-    from rolebench.commands.evaluate import eval_options
-    from rolebench.commands.sweep import (
+    from rolebench.commands._sweep_file import (
         evaluate_arguments,
         evaluate_parser,
         merged_model_args,
         model_entry,
     )
+    from rolebench.commands.evaluate import eval_options
 
     prices = tmp_path / "prices.yaml"
     prices.write_text("gpt-4o: {input: 2.5, output: 10}\n")
@@ -272,7 +272,9 @@ def test_the_sweep_builds_the_evaluate_options_that_rolebench_evaluate_builds(tm
     }
     not_passed = {"model", "output", "config_file", "config_parser", "no_progress", "models", "run", "help"}
     dests = {a.dest for a in evaluate_parser(tmp_path / "x.yaml")._actions}
-    assert dests - not_passed == set(values), "a new evaluate option: pass it on in rolebench.commands.sweep"
+    assert dests - not_passed == set(values), (
+        "a new evaluate option: pass it on in rolebench.commands._sweep_file"
+    )
     config = tmp_path / "evaluate.yaml"
     config.write_text(yaml.safe_dump(values))
     spec = "openai:some-model"
