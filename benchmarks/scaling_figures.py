@@ -125,7 +125,7 @@ def parallel(args: argparse.Namespace) -> dict[str, Any]:
             (f"data_parallel={args.replicas}", {"data_parallel": args.replicas}),
         ):
             started = time.perf_counter()
-            model = load_model("smollm2:135m", n_threads=1, n_threads_batch=1, **options)
+            model = load_model("smollm2:135m", n_threads=1, **options)
             loaded = time.perf_counter()
             got = {r.id: g for r, g in model.generate(requests, config)}
             done = time.perf_counter()

