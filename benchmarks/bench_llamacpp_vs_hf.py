@@ -25,11 +25,15 @@ against llama.cpp's own S t/s for the same shape; the goal is at least 0.9.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import re
+import socket
 import subprocess
 import time
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -159,6 +163,94 @@ def native(bin_dir: Path, threads: int, batch: int, npp: int, ntg: int) -> tuple
     return float(cells[7]), float(cells[9]), " ".join(command[1:]).replace(str(smollm2_gguf()), "SMOLLM2")
 
 
+def server(
+    bin_dir: Path, threads: int, batch: int, n_cells: int, requests: list[Request], config: GenerationConfig
+) -> Run:
+    """llama.cpp's own server (`batch` parallel slots, continuous batching, prompt cache) answering the
+    same requests `batch` at a time over HTTP on 127.0.0.1; processed = decoded prompt + predicted tokens."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = [
+        str(bin_dir / "llama-server"),
+        "-m",
+        str(smollm2_gguf()),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "-np",
+        str(batch),
+        "-c",
+        str(batch * n_cells),
+        "-t",
+        str(threads),
+        "-tb",
+        str(threads),
+        "-fa",
+        "off",
+        "-b",
+        "512",
+        "-ub",
+        "512",
+        "--jinja",
+        "--no-warmup",
+    ]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(300):
+            try:
+                with urllib.request.urlopen(f"{url}/health", timeout=1) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                time.sleep(0.1)
+
+        def ask(request: Request) -> tuple[str, str, int, int]:
+            body = {
+                "messages": request.messages,
+                "temperature": 0.0,
+                "top_k": 0,
+                "top_p": 1.0,
+                "min_p": 0.0,
+                "repeat_penalty": config.repetition_penalty,
+                "repeat_last_n": 64,
+                "max_tokens": config.max_new_tokens,
+                "cache_prompt": True,
+            }
+            call = urllib.request.Request(
+                f"{url}/v1/chat/completions",
+                data=json.dumps(body).encode(),
+                headers={"Content-Type": "application/json"},
+            )
+            with urllib.request.urlopen(call, timeout=600) as response:
+                out = json.load(response)
+            timings = out.get("timings", {})
+            return (
+                request.id,
+                out["choices"][0]["message"]["content"],
+                int(timings.get("prompt_n", 0)),
+                int(out["usage"]["completion_tokens"]),
+            )
+
+        started = time.perf_counter()
+        with ThreadPoolExecutor(batch) as pool:
+            answers = list(pool.map(ask, requests))
+        wall = time.perf_counter() - started
+    finally:
+        process.terminate()
+        process.wait()
+    return Run(
+        "llama-server (llama.cpp's own)",
+        batch,
+        sum(a[2] for a in answers),
+        sum(a[3] for a in answers),
+        wall,
+        {a[0]: a[1] for a in answers},
+    )
+
+
 def main() -> None:
     args = parse_args()
     logging.disable(logging.WARNING)
@@ -227,6 +319,19 @@ def main() -> None:
             f"{batched.gen_rate / best['hf: gguf_file= (float32)'].gen_rate:.2f}x"
         )
     if args.llama_cpp_bin:
+        n_cells = max(len(t) for t in tokens.values()) + args.max_new_tokens + 64
+        own = server(Path(args.llama_cpp_bin), args.threads, args.batch_size, n_cells, requests, config)
+        print(
+            f"| {own.name} | {own.batch} | {own.prompt_decoded} | {own.generated} | {own.wall:.1f} | "
+            f"{own.gen_rate:.1f} | {own.processed_rate:.1f} |"
+        )
+        same = sum(batched.texts[k] == own.texts[k] for k in batched.texts)
+        print(
+            "ours / llama-server, processed tokens per second: "
+            f"{batched.processed_rate / own.processed_rate:.2f}; "
+            f"generated: {batched.gen_rate / own.gen_rate:.2f}; wall time for the same answers "
+            f"{own.wall / batched.wall:.2f}x; identical answers {same} of {len(requests)}"
+        )
         npp = round(batched.prompt_decoded / len(requests))
         ntg = round(batched.generated / len(requests))
         s_tg, s_all, command = native(Path(args.llama_cpp_bin), args.threads, args.batch_size, npp, ntg)

@@ -27,9 +27,11 @@ if [[ "${1:-}" == "--rerun" ]]; then
   evaluate eng-role-rolegpt --model baseline:rolegpt --tasks rolebench_eng_role
   evaluate eng-instruct-rolegpt --model baseline:rolegpt --tasks rolebench_eng_instruct_specific
   evaluate demo-rolegpt --model baseline:rolegpt --tasks rolebench_demo
-  # The embedded demo model, SmolLM2-135M-Instruct (GGUF, CPU): the whole demo, and a --limit 20 Chinese run.
+  # The embedded model, SmolLM2-135M-Instruct (GGUF, CPU): the whole packaged demo, and the main job
+  # (`rolebench demo`: 30 stratified samples of each English role-generalization task).
   evaluate demo-smollm2-135m --model smollm2:135m --tasks rolebench_demo
-  evaluate zh-smollm2-135m-limit20 --model smollm2:135m --tasks rolebench_zh --limit 20
+  evaluate eng-role-smollm2-135m-limit30 --model smollm2:135m --tasks rolebench_eng_role --limit 30 \
+    --repetition-penalty 1.15
 fi
 
 rolebench leaderboard build leaderboard/results --out leaderboard
