@@ -29,6 +29,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+from pydantic import Field
+
 from model_adapters.chat import text_sha256
 from model_adapters.errors import ConfigError, MissingDependency
 from model_adapters.files import file_sha256, files_fingerprint
@@ -46,10 +48,10 @@ class LlamaCppOptions(AdapterOptions):
         {"n_ctx", "n_workers", "n_threads", "verbose", "data_parallel"}
     )
 
-    n_ctx: int | None = None
-    n_workers: int = 1
-    n_threads: int | None = None
-    n_batch: int = 512  # prompt chunking changes the floating-point sums: part of the identity
+    n_ctx: int | None = Field(None, ge=16)
+    n_workers: int = Field(1, ge=1)
+    n_threads: int | None = Field(None, ge=1)
+    n_batch: int = Field(512, ge=2)  # prompt chunking changes the floating-point sums: part of the identity
     n_gpu_layers: int = 0
     chat_format: str | None = None
     verbose: bool = False
