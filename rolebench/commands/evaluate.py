@@ -60,7 +60,12 @@ def add_parser(subparsers: Subparsers) -> None:
         help="above 1 discourages repeats (default 1.0: none)",
     )
     g.add_argument("--seed", type=int, default=0)
-    g.add_argument("--batch-size", type=int, default=8, help="prompts per forward pass (local models)")
+    g.add_argument(
+        "--batch-size",
+        type=int,
+        default=8,
+        help="prompts per forward pass (local models; llama.cpp: sequences decoded together)",
+    )
     g.add_argument("--concurrency", type=int, default=8, help="requests in flight (API models)")
     g.add_argument("--base-url", help="OpenAI-compatible server URL for openai: specs")
     g.add_argument(
