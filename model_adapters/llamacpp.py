@@ -171,7 +171,7 @@ class LlamaCppAdapter(AdapterBase):
                 )
                 yield request, Generation(text=None, error=error, seconds=time.perf_counter() - started)
                 continue
-            prompts.append(Prompt(index, tokens, stop))
+            prompts.append(Prompt(index, tokens, tuple(s.encode() for s in stop if s)))
         if not prompts:
             return
         prompts.sort(key=lambda p: p.tokens)  # one role's requests side by side: their prefix is reused

@@ -54,7 +54,7 @@ class Sampling:
 class Prompt:
     index: int  # the caller's request number
     tokens: list[int]
-    stop: tuple[str, ...] = ()
+    stop: tuple[bytes, ...] = ()  # UTF-8 stop strings: the answer ends before the first one
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,6 @@ class Answer:
     prompt_tokens: int
     completion_tokens: int  # generated tokens, the end-of-generation token excluded: <= max_tokens
     finish_reason: str  # "stop" (end of generation or a stop string) | "length" (max_tokens reached)
-    reused_prompt_tokens: int  # prompt tokens taken from the cache instead of decoded
     seconds: float  # admission to finish (wall clock, shared with the other sequences)
 
 
@@ -77,7 +76,6 @@ class Slot:
     text: bytes = b""
     pending: int = -1  # sampled, not yet decoded
     row: int = -1  # this slot's logits row in the current batch
-    reused: int = 0
     started: float = 0.0
 
     @property
@@ -156,9 +154,6 @@ class Worker:
             C.llama_free(self.ctx)
             self.ctx = None
 
-    def fits(self, prompt: Prompt, max_tokens: int) -> bool:
-        return len(prompt.tokens) + max_tokens <= self.n_cells
-
     # -- the cache
     def _forget(self) -> None:
         import llama_cpp as C
@@ -203,13 +198,7 @@ class Worker:
             self._copy(best, slot, best_keep)
         else:
             self._truncate(slot, own)
-        slot.prompt, slot.reused, slot.generated, slot.text, slot.pending = (
-            prompt,
-            len(slot.cached),
-            [],
-            b"",
-            -1,
-        )
+        slot.prompt, slot.generated, slot.text, slot.pending = prompt, [], b"", -1
         slot.started = time.perf_counter()
         import llama_cpp as C
 
@@ -297,7 +286,6 @@ class Worker:
                     prompt_tokens=len(slot.prompt.tokens),
                     completion_tokens=len(slot.generated),
                     finish_reason=finish,
-                    reused_prompt_tokens=slot.reused,
                     seconds=time.perf_counter() - slot.started,
                 ),
             )
@@ -308,9 +296,12 @@ class Worker:
         if self.model.is_end(token):
             return "stop"
         slot.generated.append(token)
+        before = len(slot.text)
         slot.text += self.model.piece(token)
         assert slot.prompt is not None
-        hits = [slot.text.find(s.encode()) for s in slot.prompt.stop if s and s.encode() in slot.text]
+        # only a stop string ending in the new piece can be new: search from just before it
+        found = (slot.text.find(s, max(0, before - len(s) + 1)) for s in slot.prompt.stop)
+        hits = [at for at in found if at >= 0]
         if hits:
             slot.text = slot.text[: min(hits)]
             return "stop"

@@ -57,18 +57,22 @@ def add_config_argument(p: argparse.ArgumentParser) -> None:
     p.set_defaults(config_parser=p)
 
 
-def config_defaults(path: Path, parser: argparse.ArgumentParser) -> dict[str, Any]:
-    """The defaults a config file gives `parser`'s options (strings, so argparse converts and checks them)."""
+def read_yaml_mapping(path: Path, what: str, shape: str) -> dict[str, Any]:
+    """A YAML file that must hold a mapping (empty: {}); one ConfigError naming `what` otherwise."""
     try:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8-sig"))
     except (OSError, UnicodeError, yaml.YAMLError) as exc:
-        raise ConfigError(
-            f"cannot read the config file: {str(exc).splitlines()[0]}", where=str(path)
-        ) from None
+        raise ConfigError(f"cannot read the {what}: {str(exc).splitlines()[0]}", where=str(path)) from None
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise ConfigError("a config file is a YAML mapping of option names to values", where=str(path))
+        raise ConfigError(f"a {what} is {shape}", where=str(path))
+    return data
+
+
+def config_defaults(path: Path, parser: argparse.ArgumentParser) -> dict[str, Any]:
+    """The defaults a config file gives `parser`'s options (strings, so argparse converts and checks them)."""
+    data = read_yaml_mapping(path, "config file", "a YAML mapping of option names to values")
     actions = {a.dest: a for a in parser._actions if a.dest not in ("help", "config_file", "config_parser")}
     defaults: dict[str, Any] = {}
     for key, value in data.items():

@@ -10,11 +10,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rolebench.commands import evaluate
-from rolebench.commands._arguments import Subparsers, config_defaults, model_options, parse_model_args
+from rolebench.commands._arguments import (
+    Subparsers,
+    config_defaults,
+    model_options,
+    parse_model_args,
+    read_yaml_mapping,
+)
 from rolebench.errors import ConfigError, RoleBenchError
 
 if TYPE_CHECKING:
@@ -59,14 +64,7 @@ def evaluate_parser(file: Path) -> argparse.ArgumentParser:
 
 
 def read_sweep_file(file: Path) -> dict[str, Any]:
-    try:
-        data = yaml.safe_load(Path(file).read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeError, yaml.YAMLError) as exc:
-        raise ConfigError(
-            f"cannot read the sweep file: {str(exc).splitlines()[0]}", where=str(file)
-        ) from None
-    if not isinstance(data, dict):
-        raise ConfigError("a sweep file is a YAML mapping with `models:` and `tasks:`", where=str(file))
+    data = read_yaml_mapping(file, "sweep file", "a YAML mapping with `models:` and `tasks:`")
     models = data.get("models")
     if not isinstance(models, list) or not models:
         raise ConfigError(
@@ -198,7 +196,7 @@ def judge_step(args: argparse.Namespace) -> JudgeStep | None:
     from rolebench.judge.run import prepare_judge
     from rolebench.sweep.plan import JudgeStep
 
-    settings = replace(evaluate.judge_settings(args), progress=False)
+    settings = replace(evaluate.judge_settings(args, args.judge_base_url), progress=False)
     prepare_judge(args.judge, settings)
     return JudgeStep(args.judge, settings)
 

@@ -157,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
     if args.judge:  # a bad judge, judge file or price table fails before any generation
         from rolebench.judge.run import prepare_judge
 
-        prepare_judge(args.judge, judge_settings(args))
+        prepare_judge(args.judge, judge_settings(args, args.judge_base_url))
     results = evaluate(options)
     if args.judge:
         results = run_judge(args, options.output)
@@ -166,15 +166,17 @@ def run(args: argparse.Namespace) -> int:
     return exit_code(results)
 
 
-def judge_settings(args: argparse.Namespace) -> JudgeSettings:
+def judge_settings(args: argparse.Namespace, base_url: str | None, reparse: bool = False) -> JudgeSettings:
+    """The judge's settings from the judge flags `evaluate`, `judge` and sweep files share."""
     from rolebench.judge.run import JudgeSettings
 
     return JudgeSettings(
         limit=args.judge_limit,
         concurrency=args.concurrency,
-        base_url=args.judge_base_url,
+        base_url=base_url,
         progress=not args.no_progress,
         price_table=args.price_table,
+        reparse=reparse,
         judge_config=args.judge_config,
         seed=args.seed,
     )
@@ -186,7 +188,7 @@ def run_judge(args: argparse.Namespace, run_dir: Path) -> RunResults:
     from rolebench.results.io import read_results
 
     with open_run(run_dir):
-        judge_run(run_dir, args.judge, settings=judge_settings(args))
+        judge_run(run_dir, args.judge, settings=judge_settings(args, args.judge_base_url))
         return read_results(run_dir)
 
 

@@ -56,21 +56,12 @@ def add_parser(subparsers: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from rolebench.commands._runs import open_run
-    from rolebench.commands.evaluate import exit_code
-    from rolebench.judge.run import JudgeSettings, judge_run
+    from rolebench.commands.evaluate import exit_code, judge_settings
+    from rolebench.judge.run import judge_run
     from rolebench.report.summary import summary_text
     from rolebench.results.io import read_results
 
-    settings = JudgeSettings(
-        limit=args.judge_limit,
-        concurrency=args.concurrency,
-        base_url=args.base_url,
-        progress=not args.no_progress,
-        price_table=args.price_table,
-        reparse=args.reparse,
-        judge_config=args.judge_config,
-        seed=args.seed,
-    )
+    settings = judge_settings(args, args.base_url, reparse=args.reparse)
     with open_run(args.run_dir):
         report = judge_run(args.run_dir, args.judge, settings=settings)
         results = read_results(args.run_dir)
