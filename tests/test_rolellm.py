@@ -14,6 +14,7 @@ from rolebench import rouge_l
 from rolebench.errors import ConfigError, DataError
 from rolebench.evaluation.options import EvalOptions
 from rolebench.evaluation.pipeline import evaluate
+from rolebench.scoring import rolellm
 from rolebench.scoring.protocols import get_protocol
 from rolebench.scoring.rolellm import (
     default_workers,
@@ -34,6 +35,17 @@ SPLITS = {  # released files: (folder, language, kind)
     "eng_role_general": ("rolebench-eng/role-generalization/general", "en"),
 }
 PER_SPLIT = 120  # items compared per split (pip rouge scores about 400 pairs/s)
+
+
+@pytest.fixture(params=["c", "python"])
+def rolellm_path(request, monkeypatch):
+    """The rolellm scorer's C accelerator (skipped where it is not built) or its Python path: both must
+    equal pip rouge."""
+    if request.param == "c" and not rolellm.accelerated():
+        pytest.skip("the C accelerator rolebench.scoring._union_lcs is not built (no C compiler at install)")
+    if request.param == "python":
+        monkeypatch.setattr(rolellm, "_union_lcs", None)
+    return request.param
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +103,7 @@ def items(data: Path, folder: str, n: int) -> list[tuple[str, list[str]]]:
 
 
 @pytest.mark.parametrize("split", list(SPLITS))
-def test_rolellm_equals_pip_rouge_per_item(split, rolebench_data, pip_rouge):
+def test_rolellm_equals_pip_rouge_per_item(split, rolebench_data, pip_rouge, rolellm_path):
     folder, language = SPLITS[split]
     chosen = items(rolebench_data, folder, PER_SPLIT)
     ours = get_protocol("rolellm").score_batch([p for p, _ in chosen], [r for _, r in chosen], language)
@@ -99,7 +111,7 @@ def test_rolellm_equals_pip_rouge_per_item(split, rolebench_data, pip_rouge):
     assert ours == theirs  # bit for bit, not approximately
 
 
-def test_rolellm_edge_cases_match_pip_rouge(pip_rouge):
+def test_rolellm_edge_cases_match_pip_rouge(pip_rouge, rolellm_path):
     cases = [
         ("", ["a b"]),
         ("...", ["a"]),
@@ -125,7 +137,7 @@ def test_rolellm_edge_cases_match_pip_rouge(pip_rouge):
         assert rouge_l([hypothesis], [references])[0] == pip_recall(pip_rouge, hypothesis, references, "en")
 
 
-def test_long_chinese_pairs_past_pips_recursion_limit(pip_rouge):
+def test_long_chinese_pairs_past_pips_recursion_limit(pip_rouge, rolellm_path):
     rng = random.Random(3)
     hypothesis = "".join(rng.choice("孙悟空齐天大圣俺老") for _ in range(900))
     reference = "".join(rng.choice("孙悟空齐天大圣花果山") for _ in range(700))
@@ -135,7 +147,7 @@ def test_long_chinese_pairs_past_pips_recursion_limit(pip_rouge):
     assert rouge_l([hypothesis], [[reference]], "zh") == [expected]
 
 
-def test_empty_texts_score_zero_where_pip_rouge_raises():
+def test_empty_texts_score_zero_where_pip_rouge_raises(rolellm_path):
     assert rouge_l(["", "..."], [["reference"], ["reference"]]) == [0.0, 0.0]
     assert rouge_l(["an answer"], [["..."]]) == [0.0]
 
@@ -206,14 +218,14 @@ def test_one_lcs_walk_equals_pips_reconstruction():
     assert recon_lcs_words([], ["a"]) == recon_lcs_words(["a"], []) == set()
 
 
-def test_which_lcs_pip_reconstructs_decides_the_recall(pip_rouge):
+def test_which_lcs_pip_reconstructs_decides_the_recall(pip_rouge, rolellm_path):
     # "a b" vs the sentence "b a": LCSs "a" and "b"; pip's walk keeps {"b"}, so the second sentence counts.
     assert rolellm_recall("b a. a", "a b") == pip_recall(pip_rouge, "b a. a", ["a b"], "en") == 1.0
     assert rolellm_recall("b a. b", "a b") == pip_recall(pip_rouge, "b a. b", ["a b"], "en") == 0.5
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])
-def test_adversarial_texts_equal_pip_rouge(language, pip_rouge):
+def test_adversarial_texts_equal_pip_rouge(language, pip_rouge, rolellm_path):
     texts = ADVERSARIAL_EN + ADVERSARIAL_ZH
     predictions = [p for p in texts for _ in texts]
     references = [[r] for _ in texts for r in texts]
@@ -227,7 +239,7 @@ def test_adversarial_texts_equal_pip_rouge(language, pip_rouge):
     assert rolellm_recall_batch(predictions, references, language) == expected
 
 
-def test_long_english_pair_past_pips_recursion_limit(pip_rouge):
+def test_long_english_pair_past_pips_recursion_limit(pip_rouge, rolellm_path):
     rng = random.Random(3)
     hypothesis = " ".join(rng.choice("abcdefg") for _ in range(900))
     reference = " ".join(rng.choice("abcdxy") for _ in range(850))
@@ -238,13 +250,24 @@ def test_long_english_pair_past_pips_recursion_limit(pip_rouge):
     )
 
 
-def test_process_pool_gives_the_same_values(rolebench_data):
+def test_process_pool_gives_the_same_values(rolebench_data, rolellm_path):
     chosen = items(rolebench_data, SPLITS["zh_general"][0], 60) + [("", ["a"]), ("a", ["a", "b"])]
     predictions, references = [p for p, _ in chosen], [r for _, r in chosen]
     one = rolellm_recall_batch(predictions, references, "zh", workers=1)
     assert rolellm_recall_batch(predictions, references, "zh", workers=2) == one
     assert rolellm_recall_batch(predictions, references, "zh") == one
     assert default_workers(10**6) == 1  # the pool did not pay where measured (benchmarks/bench_rouge.py)
+
+
+def test_accelerator_refuses_what_is_not_sentences():
+    if not rolellm.accelerated():
+        pytest.skip("the C accelerator rolebench.scoring._union_lcs is not built (no C compiler at install)")
+    with pytest.raises(TypeError, match="not str"):
+        rolellm._union_lcs.recalls([[["a", 3]]], [[[["a"]]]])
+    with pytest.raises(TypeError, match="lists of lists"):
+        rolellm._union_lcs.recalls([["a"]], [[[["a"]]]])
+    with pytest.raises(ValueError, match="differ in length"):
+        rolellm._union_lcs.recalls([], [[]])
 
 
 def test_rolellm_errors():

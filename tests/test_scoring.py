@@ -47,6 +47,33 @@ class _Tokenizer:
         self.tokenize = fn
 
 
+@pytest.fixture(params=["c", "numpy"])
+def token_path(request, monkeypatch):
+    """The `rolebench` scorer's tokenizing step: the C accelerator (skipped where it is not built) or
+    the numpy path it falls back to; both must give the same scores."""
+    if request.param == "c" and not f_measure.accelerated():
+        pytest.skip(
+            "the C accelerator rolebench.scoring._token_codes is not built (no C compiler at install)"
+        )
+    if request.param == "numpy":
+        monkeypatch.setattr(f_measure, "_token_codes", None)
+    return request.param
+
+
+def _assert_same_tokens(strings: list[str], texts: list[str]) -> None:
+    """strings[i] has one character per token of tokenize_cjk_char(texts[i]), equal characters exactly
+    for equal tokens (a bijection between the batch's tokens and characters)."""
+    token_of: dict[str, str] = {}
+    char_of: dict[str, str] = {}
+    for coded, text in zip(strings, texts, strict=True):
+        tokens = tokenize_cjk_char(text)
+        assert len(coded) == len(tokens), text[:80]
+        for char, token in zip(coded, tokens, strict=True):
+            assert token_of.setdefault(char, token) == token
+            assert char_of.setdefault(token, char) == char
+    assert not any("\ud800" <= char <= "\udfff" for char in token_of)  # no surrogates
+
+
 # ---- tokenizers -------------------------------------------------------------------------------
 
 
@@ -329,24 +356,47 @@ def _baseline_items(data: Path, folder: str) -> list[tuple[str, list[str]]]:
     ]
 
 
+def _every_code_point_next_to_letters() -> list[str]:
+    """Every code point next to letters, in texts without and with CJK ("中" in front): the byte paths
+    hold exactly because no character but U+0130 and U+212A lowercases to a token character."""
+    chars = re.sub(f"{CJK_ANY.pattern}|[\u0130\u212a]", "", "".join(map(chr, range(1, 0x110000))))
+    texts = ["X" + "x".join(chars[i : i + 4096]) + "9" for i in range(0, len(chars), 4096)]
+    return (
+        texts
+        + ["中" + text for text in texts[::5]]
+        + ["İ" + "x".join(r) for r in ("\u0130\u212a", "\u4e00\u3007")]
+    )
+
+
 def test_vectorised_tokenizer_equals_tokenize_cjk_char(rolebench_data):
     texts = [t for relpath in (EN_CUS, ZH_CUS) for g in _rows(rolebench_data, relpath) for t in g][::7]
     texts += ADVERSARIAL_EN + ADVERSARIAL_ZH + ["K", "İ", "k" * 8, "k" * 9, "k" * 16, "k" * 17, "Ab" * 40]
     for batch in (texts, ADVERSARIAL_EN, ADVERSARIAL_ZH, ["", ""], []):
         keys = cjk_char_keys(batch)
         assert [keys.tokens(i) for i in range(len(batch))] == list(map(tokenize_cjk_char, batch))
-    # Every code point next to letters, on both paths ("中" in front forces the code-point path): the
-    # byte path holds exactly because no other character's lowercase holds a token character.
-    chars = re.sub(f"{CJK_ANY.pattern}|[\u0130\u212a]", "", "".join(map(chr, range(1, 0x110000))))
-    texts = ["X" + "x".join(chars[i : i + 4096]) + "9" for i in range(0, len(chars), 4096)]
-    texts += ["中" + text for text in texts[::5]] + [
-        "İ" + "x".join(r) for r in ("\u0130\u212a", "\u4e00\u3007")
-    ]
+    texts = _every_code_point_next_to_letters()
     keys = cjk_char_keys(texts)
     assert [keys.tokens(i) for i in range(len(texts))] == list(map(tokenize_cjk_char, texts))
 
 
-def test_fast_rolebench_equals_rouge_score_on_cjk_free_real_items(rolebench_data, rouge_l):
+def test_token_strings_are_the_tokens_of_cjk_char_v1(rolebench_data, token_path):
+    texts = [t for relpath in (EN_CUS, ZH_CUS) for g in _rows(rolebench_data, relpath) for t in g][::7]
+    texts += ADVERSARIAL_EN + ADVERSARIAL_ZH + ["K", "İ", "xİy", "\u212a", "k" * 16, "k" * 17, "Ab" * 40]
+    texts += ["K" * 17 + " " + "k" * 17, "İ" * 3, "\ud800 lone surrogate", "\x00a\x00b", "ÀB cd"]
+    for batch in (texts, ["", " ", "..."], [], _every_code_point_next_to_letters()):
+        _assert_same_tokens(f_measure.token_strings(batch), batch)
+
+
+def test_accelerator_refuses_what_is_not_a_list_of_strings():
+    if not f_measure.accelerated():
+        pytest.skip(
+            "the C accelerator rolebench.scoring._token_codes is not built (no C compiler at install)"
+        )
+    with pytest.raises(TypeError, match=r"texts\[1\] is int"):
+        f_measure.token_strings(["a", 3])  # type: ignore[list-item]
+
+
+def test_fast_rolebench_equals_rouge_score_on_cjk_free_real_items(rolebench_data, rouge_l, token_path):
     items = [(p, r) for p, r in _baseline_items(rolebench_data, EN_SPE) if not CJK_ANY.search(p + "".join(r))]
     items = random.Random(0).sample(items, 400)
     items += [
@@ -359,7 +409,7 @@ def test_fast_rolebench_equals_rouge_score_on_cjk_free_real_items(rolebench_data
     assert got == get_protocol("rolebench").score_batch([p for p, _ in items], [r for _, r in items], "en")
 
 
-def test_fast_rolebench_equals_the_reference_on_chinese_and_mixed_items(rolebench_data):
+def test_fast_rolebench_equals_the_reference_on_chinese_and_mixed_items(rolebench_data, token_path):
     samples = _multi(rolebench_data, ZH_CUS, 10_000) + _baseline_items(
         rolebench_data, "rolebench-zh/role_specific"
     )
@@ -396,11 +446,33 @@ def test_code_point_ids_are_exact_through_every_round_and_split(monkeypatch):
         assert not ((ids >= 0xD800) & (ids < 0xE000)).any() and ids.max() < 0x110000
     predictions, references = ["a b c", "d e", "a"], [["a c"], ["e", "d"], ["b"]]
     expected = [reference_f(p, r) for p, r in zip(predictions, references, strict=True)]
+    monkeypatch.setattr(f_measure, "_token_codes", None)  # the numpy path
     monkeypatch.setattr(f_measure, "_TABLE_BITS", (1,))  # 2 codes from the hash round, then the sort
     monkeypatch.setattr(f_measure, "_N_CODES", 4)  # 5 tokens do not fit: the batch is split in halves
     assert rolebench_f_batch(predictions, references) == expected
     with pytest.raises(ValueError, match="more distinct tokens"):
         rolebench_f_batch(["a b c"], [["d e f"]])
+
+
+def test_more_distinct_tokens_than_code_points_split_the_batch(token_path):
+    """Over 1,112,064 distinct tokens in one block: scored in halves; in one item, a clear error."""
+    many = " ".join(f"w{i:x}" for i in range(600_000))
+    others = " ".join(f"v{i:x}" for i in range(600_000))
+    predictions, references = [many, others], [["w0 w1 x"], ["v2 y"]]
+    assert rolebench_f_batch(predictions, references) == [
+        reference_f(p, r) for p, r in zip(predictions, references, strict=True)
+    ]
+    with pytest.raises(ValueError, match="more distinct tokens"):
+        rolebench_f_batch([many + " " + others], [["w0"]])
+
+
+def test_blocks_cover_the_batch_in_order(monkeypatch):
+    monkeypatch.setattr(f_measure, "_BLOCK_CHARS", 10)
+    predictions = ["a b", "c" * 30, "d", "e", "f g h i j k"]
+    references = [["a"], ["c" * 30], ["x"], ["e e"], ["k"]]
+    assert f_measure._blocks(predictions, references) == [(0, 2), (2, 5)]
+    expected = [reference_f(p, r) for p, r in zip(predictions, references, strict=True)]
+    assert rolebench_f_batch(predictions, references) == expected
 
 
 def test_fast_rolebench_errors():

@@ -40,6 +40,11 @@ The algorithm (same sets, no table):
   division as the recall, so recall <= bound as floats) and skip those not above the best so far;
   for one sentence each, the tighter bound LCS / m (rapidfuzz's LCS) skips too.
 
+Where the C accelerator `_union_lcs` is built (at install, with a C compiler), it runs the same
+algorithm on the sentences this module splits, with word ids and 64-bit bit rows instead of Python
+ints and sets (pruning by bound, not by the rapidfuzz LCS bound): the same floats, about 3x faster
+(tests compare both paths with pip `rouge` item by item).
+
 `workers` > 1 scores chunks of the batch in a process pool (fork); it did not pay where measured,
 so the default is one process (`default_workers`).
 """
@@ -54,6 +59,11 @@ from itertools import chain, compress
 from rapidfuzz.distance import LCSseq
 
 from rolebench.scoring.inputs import check_batch, check_language
+
+try:  # the optional C accelerator, built at install where a C compiler is found
+    from rolebench.scoring import _union_lcs
+except ImportError:  # pragma: no cover - depends on the install
+    _union_lcs = None  # type: ignore[assignment]
 
 Sentence = list[str]
 _POW: list[int] = [1]  # _POW[k] = 1 << k, grown on demand
@@ -237,8 +247,19 @@ def rolellm_recall(hypothesis: str, reference: str, language: str = "en") -> flo
     return rolellm_recall_batch([hypothesis], [[reference]], language, workers=1)[0]
 
 
+def accelerated() -> bool:
+    """Whether the C accelerator `_union_lcs` is built (the Python path gives the same floats)."""
+    return _union_lcs is not None
+
+
 def _recall_chunk(args: tuple[Sequence[str], Sequence[Sequence[str]], bool]) -> list[float]:
     predictions, references, zh = args
+    if _union_lcs is not None:
+        split = zh_sentences if zh else sentences
+        recalls = _union_lcs.recalls(
+            [split(p) for p in predictions], [[split(r) for r in refs] for refs in references]
+        )
+        return recalls
     return [_recall_item(p, refs, zh) for p, refs in zip(predictions, references, strict=True)]
 
 

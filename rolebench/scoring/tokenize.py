@@ -139,8 +139,10 @@ def _byte_tokens(texts: list[str], long: dict[bytes, int]) -> tuple[KeyArray, Ke
     letters/digits of their UTF-8 bytes (lone surrogates pass as 3 bytes >= 0x80)."""
     encoded = [t.encode("utf-8", "surrogatepass") for t in texts]
     buf = b"\0".join(encoded).translate(_TOKEN_BYTES) + bytes(16)
-    is_token = np.frombuffer(buf, dtype=np.uint8).astype(bool).view(np.int8)
-    edges = np.flatnonzero(np.diff(is_token, prepend=np.int8(0)))  # alternately a start and an end
+    is_token = np.frombuffer(buf, dtype=np.uint8).astype(bool)
+    # alternately a start and an end (np.diff of booleans is `!=`, a boolean array: flatnonzero reads
+    # it ten times faster than the int8 difference)
+    edges = np.flatnonzero(np.diff(is_token, prepend=False))
     starts, ends = edges[0::2], edges[1::2]
     k1, k2 = _run_keys(buf, starts, ends, long)
     return k1, k2, _counts(starts, list(map(len, encoded)))
@@ -156,7 +158,7 @@ def _code_point_tokens(texts: list[str], long: dict[bytes, int]) -> tuple[KeyArr
     for lo, hi in CJK_RANGES:
         is_cjk |= (cps - np.uint32(lo)) <= hi - lo
     buf = np.where(is_alnum, cps, 0).astype(np.uint8).tobytes() + bytes(16)
-    edges = np.flatnonzero(np.diff(is_alnum.view(np.int8), prepend=np.int8(0), append=np.int8(0)))
+    edges = np.flatnonzero(np.diff(is_alnum, prepend=False, append=False))
     run_k1, run_k2 = _run_keys(buf, edges[0::2], edges[1::2], long)
     cjk_at = np.flatnonzero(is_cjk)
     starts = np.concatenate((edges[0::2], cjk_at))

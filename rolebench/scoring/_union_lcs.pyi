@@ -1,0 +1,3 @@
+"""Type stub of the optional C accelerator `_union_lcs.c` (see it for what it computes)."""
+
+def recalls(hypotheses: list[list[list[str]]], references: list[list[list[list[str]]]]) -> list[float]: ...
