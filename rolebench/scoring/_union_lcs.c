@@ -79,6 +79,17 @@ static Py_ssize_t intern_word(Interner *t, PyObject *word) {
 
 /* ---- bit rows ---------------------------------------------------------------------------------- */
 
+#if defined(_MSC_VER)
+#include <intrin.h>
+static inline int top_bit(Word x) { /* x != 0 */
+    unsigned long i;
+    _BitScanReverse64(&i, x);
+    return (int)i;
+}
+#else
+static inline int top_bit(Word x) { return 63 - __builtin_clzll(x); } /* x != 0 */
+#endif
+
 /* The highest set bit of row[lo:hi) (bit positions), or -1. */
 static inline Py_ssize_t highest_bit(const Word *row, Py_ssize_t lo, Py_ssize_t hi) {
     if (hi <= lo) return -1;
@@ -88,7 +99,7 @@ static inline Py_ssize_t highest_bit(const Word *row, Py_ssize_t lo, Py_ssize_t 
     if (top < 63) x &= ((Word)2 << top) - 1;
     for (;;) {
         if (w == first) x &= ~(Word)0 << (lo & 63);
-        if (x) return (w << 6) + 63 - __builtin_clzll(x);
+        if (x) return (w << 6) + top_bit(x);
         if (w == first) return -1;
         x = row[--w];
     }
