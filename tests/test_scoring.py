@@ -383,7 +383,11 @@ def test_token_strings_are_the_tokens_of_cjk_char_v1(rolebench_data, token_path)
     texts = [t for relpath in (EN_CUS, ZH_CUS) for g in _rows(rolebench_data, relpath) for t in g][::7]
     texts += ADVERSARIAL_EN + ADVERSARIAL_ZH + ["K", "İ", "xİy", "\u212a", "k" * 16, "k" * 17, "Ab" * 40]
     texts += ["K" * 17 + " " + "k" * 17, "İ" * 3, "\ud800 lone surrogate", "\x00a\x00b", "ÀB cd"]
-    texts += ["\u212aK" * 10 + " 中", "a" * 20 + "İ" + "b" * 20 + "\u212a", "中" + "Ab9" * 7 + "文" + "\U0001f600x" * 3]
+    texts += [
+        "\u212aK" * 10 + " 中",
+        "a" * 20 + "İ" + "b" * 20 + "\u212a",
+        "中" + "Ab9" * 7 + "文" + "\U0001f600x" * 3,
+    ]
     for batch in (texts, ["", " ", "..."], [], _every_code_point_next_to_letters()):
         _assert_same_tokens(f_measure.token_strings(batch), batch)
 
