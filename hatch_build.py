@@ -50,7 +50,6 @@ class AcceleratorBuildHook(BuildHookInterface):  # type: ignore[type-arg]
         root = Path(self.root)
         extensions = [Extension(name, [source]) for name, source in MODULES.items()]
         distribution = Distribution({"name": "rolebench", "ext_modules": extensions})
-        distribution.script_args = []
         command = distribution.get_command_obj("build_ext")
         command.inplace = True
         command.build_temp = str(root / "build" / "accelerator")

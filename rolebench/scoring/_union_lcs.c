@@ -122,7 +122,7 @@ typedef struct {
     Word *v, *u, *fresh;
     Word *stops;          /* one row per reference word with a match */
     Py_ssize_t *row_word;
-    Py_ssize_t *ref_ids;  /* a reference sentence's word ids */
+    Py_ssize_t *ref_ids;  /* the references' word ids, one after another */
     Py_ssize_t *union_mark, *new_mark;
     Py_ssize_t nw, stamp;
     size_t cap_ys, cap_seg_lo, cap_seg_hi, cap_keep, cap_mask_of, cap_masks, cap_v, cap_u, cap_fresh;
@@ -195,21 +195,22 @@ static Py_ssize_t stop_rows(Work *w, const Py_ssize_t *x, Py_ssize_t len) {
     return n;
 }
 
-/* pip's llcs for one reference (rolellm._reference_union); `sents` its sentences. */
-static Py_ssize_t reference_union(Work *w, PyObject *sents, Py_ssize_t n_segments, Py_ssize_t target) {
+/* pip's llcs for one reference (rolellm._reference_union): `sents` its sentences, their word ids
+   from w->ref_ids[first]. */
+static Py_ssize_t reference_union(Work *w, PyObject *sents, Py_ssize_t first, Py_ssize_t n_segments,
+                                  Py_ssize_t target) {
     Py_ssize_t nw = w->nw, in_union = 0;
     Py_ssize_t ustamp = ++w->stamp;
     Py_ssize_t n_sents = PyList_GET_SIZE(sents);
+    const Py_ssize_t *next = w->ref_ids + first;
     for (Py_ssize_t s = 0; s < n_sents; s++) {
-        PyObject *sentence = PyList_GET_ITEM(sents, s);
-        Py_ssize_t len = PyList_GET_SIZE(sentence);
-        if (grow((void **)&w->ref_ids, &w->cap_ref_ids, (size_t)len, sizeof(Py_ssize_t)) < 0) return -1;
+        Py_ssize_t len = PyList_GET_SIZE(PyList_GET_ITEM(sents, s));
+        const Py_ssize_t *x = next; /* this sentence's word ids */
+        next += len;
         Py_ssize_t nstamp = ++w->stamp, n_new = 0;
         memset(w->fresh, 0, (size_t)nw * sizeof(Word));
         for (Py_ssize_t i = 0; i < len; i++) {
-            Py_ssize_t id = intern_word(&w->words, PyList_GET_ITEM(sentence, i));
-            if (id < 0) return -1;
-            w->ref_ids[i] = id;
+            Py_ssize_t id = x[i];
             Py_ssize_t m = w->mask_of[id];
             if (m >= 0 && w->union_mark[id] != ustamp && w->new_mark[id] != nstamp) {
                 w->new_mark[id] = nstamp;
@@ -222,7 +223,7 @@ static Py_ssize_t reference_union(Work *w, PyObject *sents, Py_ssize_t n_segment
         if (grow((void **)&w->stops, &w->cap_stops, (size_t)(len * nw), sizeof(Word)) < 0 ||
             grow((void **)&w->row_word, &w->cap_row_word, (size_t)len, sizeof(Py_ssize_t)) < 0)
             return -1;
-        Py_ssize_t rows = stop_rows(w, w->ref_ids, len);
+        Py_ssize_t rows = stop_rows(w, x, len);
         for (Py_ssize_t g = 0; g < n_segments; g++) {
             Py_ssize_t lo = w->seg_lo[g], hi = w->seg_hi[g];
             if (!any_bit(w->fresh, lo, hi)) continue;
@@ -252,7 +253,7 @@ static Py_ssize_t reference_union(Work *w, PyObject *sents, Py_ssize_t n_segment
 
 typedef struct {
     double bound;
-    Py_ssize_t shared, m, index;
+    Py_ssize_t shared, m, index, first; /* first: where its word ids start in Work.ref_ids */
 } Plan;
 
 static int by_bound(const void *a, const void *b) {
@@ -260,39 +261,38 @@ static int by_bound(const void *a, const void *b) {
     return x < y ? 1 : x > y ? -1 : 0;
 }
 
+/* The number of words of `sents`, a list of sentences (lists); -1 with TypeError for anything else. */
+static Py_ssize_t count_words(PyObject *sents) {
+    if (!PyList_Check(sents)) goto wrong;
+    Py_ssize_t n = 0;
+    for (Py_ssize_t s = 0; s < PyList_GET_SIZE(sents); s++) {
+        PyObject *sentence = PyList_GET_ITEM(sents, s);
+        if (!PyList_Check(sentence)) goto wrong;
+        n += PyList_GET_SIZE(sentence);
+    }
+    return n;
+wrong:
+    PyErr_SetString(PyExc_TypeError, "sentences must be lists of lists of str");
+    return -1;
+}
+
 /* Item: hyp (its sentences), refs (a list of references, each its sentences) -> recall, or -1.0. */
 static double recall_item(Work *w, PyObject *hyp, PyObject *refs, Plan **plans, size_t *cap_plans) {
-    if (!PyList_Check(hyp) || !PyList_Check(refs)) {
+    Py_ssize_t hyp_words = count_words(hyp);
+    if (hyp_words < 0) return -1.0;
+    if (!PyList_Check(refs)) {
         PyErr_SetString(PyExc_TypeError, "sentences must be lists of lists of str");
         return -1.0;
     }
-    Py_ssize_t n_hyp = PyList_GET_SIZE(hyp), n_refs = PyList_GET_SIZE(refs), words_total = 0;
+    Py_ssize_t n_hyp = PyList_GET_SIZE(hyp), n_refs = PyList_GET_SIZE(refs);
     if (!n_hyp) return 0.0;
-    Py_ssize_t nb = 0;
-    for (Py_ssize_t s = 0; s < n_hyp; s++) {
-        PyObject *sentence = PyList_GET_ITEM(hyp, s);
-        if (!PyList_Check(sentence)) {
-            PyErr_SetString(PyExc_TypeError, "sentences must be lists of lists of str");
-            return -1.0;
-        }
-        nb += PyList_GET_SIZE(sentence) + 1;
-    }
-    words_total = nb;
+    Py_ssize_t nb = hyp_words + n_hyp, ref_words = 0; /* bits: the words and a guard per sentence */
     for (Py_ssize_t r = 0; r < n_refs; r++) {
-        PyObject *sents = PyList_GET_ITEM(refs, r);
-        if (!PyList_Check(sents)) {
-            PyErr_SetString(PyExc_TypeError, "sentences must be lists of lists of str");
-            return -1.0;
-        }
-        for (Py_ssize_t s = 0; s < PyList_GET_SIZE(sents); s++) {
-            PyObject *sentence = PyList_GET_ITEM(sents, s);
-            if (!PyList_Check(sentence)) {
-                PyErr_SetString(PyExc_TypeError, "sentences must be lists of lists of str");
-                return -1.0;
-            }
-            words_total += PyList_GET_SIZE(sentence);
-        }
+        Py_ssize_t n = count_words(PyList_GET_ITEM(refs, r));
+        if (n < 0) return -1.0;
+        ref_words += n;
     }
+    Py_ssize_t words_total = nb + ref_words; /* at least the number of distinct words */
     Py_ssize_t nw = (nb + 63) >> 6;
     w->nw = nw;
     if (interner_reset(&w->words, words_total) < 0 ||
@@ -303,6 +303,7 @@ static double recall_item(Work *w, PyObject *hyp, PyObject *refs, Plan **plans, 
         grow((void **)&w->v, &w->cap_v, (size_t)nw, sizeof(Word)) < 0 ||
         grow((void **)&w->u, &w->cap_u, (size_t)nw, sizeof(Word)) < 0 ||
         grow((void **)&w->fresh, &w->cap_fresh, (size_t)nw, sizeof(Word)) < 0 ||
+        grow((void **)&w->ref_ids, &w->cap_ref_ids, (size_t)ref_words, sizeof(Py_ssize_t)) < 0 ||
         grow((void **)&w->mask_of, &w->cap_mask_of, (size_t)words_total, sizeof(Py_ssize_t)) < 0 ||
         grow((void **)&w->union_mark, &w->cap_union_mark, (size_t)words_total, sizeof(Py_ssize_t)) < 0 ||
         grow((void **)&w->new_mark, &w->cap_new_mark, (size_t)words_total, sizeof(Py_ssize_t)) < 0)
@@ -332,17 +333,18 @@ static double recall_item(Work *w, PyObject *hyp, PyObject *refs, Plan **plans, 
     memset(w->union_mark, 0, (size_t)words_total * sizeof(Py_ssize_t));
     memset(w->new_mark, 0, (size_t)words_total * sizeof(Py_ssize_t));
     w->stamp = 0;
-    /* each reference: its distinct words m and shared words, then the bound shared / m */
+    /* each reference: its word ids (once), its distinct words m and shared words, the bound shared / m */
     if (grow((void **)plans, cap_plans, (size_t)n_refs + 1, sizeof(Plan)) < 0) return -1.0;
-    Py_ssize_t n_plans = 0;
+    Py_ssize_t n_plans = 0, at = 0;
     for (Py_ssize_t r = 0; r < n_refs; r++) {
         PyObject *sents = PyList_GET_ITEM(refs, r);
-        Py_ssize_t stamp = ++w->stamp, m = 0, shared = 0;
+        Py_ssize_t stamp = ++w->stamp, m = 0, shared = 0, first = at;
         for (Py_ssize_t s = 0; s < PyList_GET_SIZE(sents); s++) {
             PyObject *sentence = PyList_GET_ITEM(sents, s);
             for (Py_ssize_t i = 0; i < PyList_GET_SIZE(sentence); i++) {
                 Py_ssize_t id = intern_word(&w->words, PyList_GET_ITEM(sentence, i));
                 if (id < 0) return -1.0;
+                w->ref_ids[at++] = id;
                 if (w->new_mark[id] == stamp) continue;
                 w->new_mark[id] = stamp;
                 m++;
@@ -355,6 +357,7 @@ static double recall_item(Work *w, PyObject *hyp, PyObject *refs, Plan **plans, 
             p->shared = shared;
             p->m = m;
             p->index = r;
+            p->first = first;
         }
     }
     qsort(*plans, (size_t)n_plans, sizeof(Plan), by_bound);
@@ -362,7 +365,7 @@ static double recall_item(Work *w, PyObject *hyp, PyObject *refs, Plan **plans, 
     for (Py_ssize_t i = 0; i < n_plans; i++) {
         Plan *p = &(*plans)[i];
         if (p->bound <= best) break; /* recall <= bound <= best here and for every later reference */
-        Py_ssize_t got = reference_union(w, PyList_GET_ITEM(refs, p->index), n_hyp, p->shared);
+        Py_ssize_t got = reference_union(w, PyList_GET_ITEM(refs, p->index), p->first, n_hyp, p->shared);
         if (got < 0) return -1.0;
         double recall = (double)got / (double)p->m;
         if (recall > best) best = recall;

@@ -105,10 +105,9 @@ def token_strings(texts: list[str]) -> list[str]:
     tokens across `texts` (step 1 above). Raises _TooManyTokens past the code points."""
     if _token_codes is not None:
         try:
-            strings = _token_codes.token_strings(texts, CJK_RANGES)
+            return _token_codes.token_strings(texts, CJK_RANGES)
         except OverflowError:
             raise _TooManyTokens from None
-        return strings
     keys = cjk_char_keys(texts)
     coded = code_point_ids(keys.k1, keys.k2).astype("<u4").tobytes().decode("utf-32-le")
     return [coded[a:b] for a, b in zip(keys.first.tolist(), keys.last.tolist(), strict=True)]

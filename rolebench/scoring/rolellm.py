@@ -256,10 +256,9 @@ def _recall_chunk(args: tuple[Sequence[str], Sequence[Sequence[str]], bool]) -> 
     predictions, references, zh = args
     if _union_lcs is not None:
         split = zh_sentences if zh else sentences
-        recalls = _union_lcs.recalls(
+        return _union_lcs.recalls(
             [split(p) for p in predictions], [[split(r) for r in refs] for refs in references]
         )
-        return recalls
     return [_recall_item(p, refs, zh) for p, refs in zip(predictions, references, strict=True)]
 
 
