@@ -66,20 +66,24 @@ def serve(latency: float, port_queue: Any, stop: Any) -> None:
 def make_run(folder: Path, pairs: int) -> Path:
     from rolebench.results.io import write_results, write_samples
     from rolebench.results.provenance import now_iso
-    from rolebench.results.schema import GroupResult, RunResults, TaskResult
+    from rolebench.results.schema import GroupResult, RunResults, SampleRecord, TaskResult
 
     records = [
-        {
-            "id": f"bench/{i}",
-            "index": i,
-            "role": "Captain Mira Vance",
-            "question": f"Question {i}?",
-            "description": "A starship captain who speaks in short bursts.",
-            "language": "en",
-            "output": (f"GOOD answer {i}" if i % 4 else f"weak answer {i}"),
-            "baseline": f"baseline {i}",
-            "scores": {},
-        }
+        SampleRecord(
+            **{
+                "id": f"bench/{i}",
+                "index": i,
+                "role": "Captain Mira Vance",
+                "question": f"Question {i}?",
+                "description": "A starship captain who speaks in short bursts.",
+                "language": "en",
+                "output": (f"GOOD answer {i}" if i % 4 else f"weak answer {i}"),
+                "baseline": f"baseline {i}",
+                "messages": [],
+                "references": [f"reference {i}"],
+                "scores": {},
+            }
+        )
         for i in range(pairs)
     ]
     task = TaskResult(split="demo_general", n=pairs, n_generated=pairs, n_not_covered=0)
@@ -177,6 +181,7 @@ def main() -> int:
         "server_requests": seen["requests"],
         "server_max_in_flight": seen["max_in_flight"],
         "win_rate": report["results"]["bench"]["win_rate"],
+        "win_rate_lc": report["results"]["bench"]["win_rate_lc"],
         "cpus": os.cpu_count(),
         "load_avg_1m": round(os.getloadavg()[0], 2),
     }

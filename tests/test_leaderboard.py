@@ -19,7 +19,7 @@ from rolebench.evaluation.options import EvalOptions
 from rolebench.evaluation.pipeline import evaluate
 from rolebench.evaluation.rescore import rescore
 from rolebench.judge.outcomes import judge_fields
-from rolebench.leaderboard.boards import REPORTED, collect, reference_rows
+from rolebench.leaderboard.boards import FLOOR, REPORTED, collect, reference_rows
 from rolebench.leaderboard.build import build
 from rolebench.leaderboard.tables import to_csv, to_latex, to_markdown
 from rolebench.results.io import read_results, write_results
@@ -153,7 +153,7 @@ def test_rows_come_from_the_runs_group_results(runs, boards):
     )
     assert (top.f_cus, top.f_spe, top.f_avg) == tuple(group["rolebench"][m] for m in ("cus", "spe", "avg"))
     assert top.answer_words and top.cut_at_limit == 0.0
-    assert top.n_full == 27 and top.n_not_covered == 1 and "not covered: 1 of 27" in top.flags()
+    assert top.n_full == 27 and top.n_not_covered == 1 and "not covered: 1 of 27" in top.warnings()
     assert top.protocol == "rolellm" and top.dataset.startswith("builtin-demo") and top.judge == ""
     assert set(top.per_role) == set(
         read_results(runs / "demo-rolegpt").results["rolebench_demo_general"].per_role
@@ -181,17 +181,20 @@ def test_partial_runs_are_flagged_and_unranked(boards):
     row = zh.rows[0]
     assert row.partial and row.rank is None and row.limit == 20
     assert (row.n, row.n_full) == (40, 1690)
-    assert "partial: 40 of 1,690 (--limit 20)" in row.flags()
+    assert "partial: 40 of 1,690 (--limit 20)" in row.warnings()
     half = next(r for r in demo.rows if r.run == "nested/half")
     assert half.partial and half.rank is None and half.missing_tasks == ["rolebench_demo_specific"]
     assert half.spe is None and half.cus is not None and half.avg == pytest.approx((half.cus + half.raw) / 2)
-    assert demo.rows[-1] is half  # unranked rows come after the ranked ones
+    ours = [r for r in demo.rows if r.source != FLOOR]
+    assert ours[-1] is half  # unranked rows come after the ranked ones, then the floors
+    assert {r.spec for r in demo.rows[len(ours) :]} == {"baseline:question", "baseline:description"}
 
 
 def test_paper_rows_as_printed_beside_matching_splits(boards):
     rows = reference_rows()
     assert len(rows) == 15 and all(
-        r.source == REPORTED and r.protocol == "paper (unpublished scorer)" for r in rows
+        r.source == REPORTED and r.protocol == "as printed (the paper's recall; rolellm reproduces it)"
+        for r in rows
     )
     llama = next(r for r in rows if r.split == "rolebench_eng_role" and r.model == "LLaMA")
     assert (llama.cus, llama.raw, llama.spe, llama.avg) == (0.1316, 0.1232, 0.2551, 0.2238)
@@ -229,7 +232,7 @@ def test_csv_has_every_row_and_defuses_formulas(runs, tmp_path):
     boards = collect([tmp_path])
     rows = list(csv.DictReader(io.StringIO(to_csv(boards))))
     assert rows[0]["model"] == '\'=HYPERLINK("http://x")' and rows[0]["source"] == "ours"
-    assert len(rows) == 1  # no paper board for the demo split
+    assert [r["source"] for r in rows] == ["ours", "floor", "floor"]  # no paper board for the demo split
     assert float(rows[0]["avg"]) == pytest.approx(results.groups["rolebench_demo"].avg)
 
 
@@ -333,8 +336,10 @@ def test_page_sorts_filters_and_drills_down_in_chromium(runs, tmp_path):
             "RoleGPT",
             "ChatGLM2",
             "ChatGLM2-script",
+            "floor: the question as the answer",
+            "floor: the role description as the answer",
         }
-        assert len(visible_models(driver)) == 5
+        assert len(visible_models(driver)) == 7
         driver.find_element("css selector", "#split-filter option[value='rolebench_demo']").click()
         xss_row = next(r for r in driver.find_elements("css selector", "tr.row") if XSS in r.text)
         xss_row.find_element("css selector", "button.roles").click()

@@ -163,7 +163,7 @@ def score_and_write(
     splits = {plan.spec.name: plan.spec.split.id for plan in plans}
     limits = {plan.spec.name: plan.config.max_new_tokens for plan in plans}
     tasks, group_values = aggregate_run(
-        records, splits, group_defs(groups), protocols, options.bootstrap, limits
+        records, splits, group_defs(groups), protocols, options.bootstrap, limits, options.model
     )
     for name, result in tasks.items():
         result.samples_sha256 = digests[name]

@@ -35,7 +35,13 @@ def plan_tasks(options: EvalOptions, specs: Sequence[TaskSpec], source: DataSour
             Request(
                 id=s.id,
                 messages=role_messages(s.role, s.description, s.question, s.language),
-                meta={"baseline": s.baseline, "role": s.role, "question": s.question, "split": s.split},
+                meta={
+                    "baseline": s.baseline,
+                    "role": s.role,
+                    "question": s.question,
+                    "description": s.description,
+                    "split": s.split,
+                },
             )
             for s in samples
         ]

@@ -36,7 +36,8 @@ def rescore(run_dir: Path, protocol_name: str, bootstrap: BootstrapSettings | No
         task: (old.lengths.max_new_tokens if old.lengths else None) for task, old in previous.results.items()
     }
     groups = [GroupDef(name, tuple(g.tasks)) for name, g in previous.groups.items()]
-    fresh_tasks, fresh_groups = aggregate_run(records, splits, groups, protocols, boot, limits)
+    spec = str(previous.config.model.get("spec") or "")
+    fresh_tasks, fresh_groups = aggregate_run(records, splits, groups, protocols, boot, limits, spec)
     tasks = {
         t: TaskResult(**{**previous.results[t].model_dump(), **r.model_dump()})
         for t, r in fresh_tasks.items()

@@ -5,6 +5,8 @@ A verdict is positional ("a" = the first answer shown); a preference says which 
 prefer the model, a loss only when both prefer the baseline, and a tie otherwise (they disagree,
 or both say tie). win_rate = (wins + 0.5 ties) / judged. Pairs whose verdict could not be parsed
 after every retry, or that the judge never answered, are counted, not dropped and not guessed.
+Beside the win rate, its length-controlled estimate (`rolebench.judge.length_control`): judges
+prefer longer answers.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from rolebench.judge.calls import Slot
+from rolebench.judge.length_control import length_controlled
 from rolebench.judge.parse import Verdict
 from rolebench.scoring.stats import bootstrap_ci, mean
 
@@ -121,9 +124,13 @@ def judge_fields(lines: Sequence[Mapping[str, Any]], bootstrap: Mapping[str, Any
         seed=int(bootstrap.get("seed", 0)),
     )
     consistency = [line["consistent"] for line in judged if line.get("consistent") is not None]
+    controlled = length_controlled(
+        scores, [line["len_model"] for line in judged], [line["len_baseline"] for line in judged], bootstrap
+    )
     return {
         "win_rate": mean(scores),
         "win_rate_ci": list(ci) if ci else None,
+        **controlled,
         "wins": _count(judged, "outcome", "win"),
         "ties": _count(judged, "outcome", "tie"),
         "losses": _count(judged, "outcome", "loss"),

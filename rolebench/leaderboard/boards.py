@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from rolebench.errors import DataError
 from rolebench.leaderboard.rows import (
+    FLOOR,
     OURS,
     REPORTED,
     SPLIT_LABELS,
@@ -33,8 +34,12 @@ from rolebench.leaderboard.rows import (
 from rolebench.leaderboard.runs import comparability, rows_from_run
 from rolebench.results.io import RESULTS_FILE, read_results
 from rolebench.results.schema import RunResults
+from rolebench.scoring.floors import FLOOR_NAMES
+from rolebench.scoring.metrics import AVG, METRIC_KEYS
+from rolebench.scoring.protocols import F_MEASURE_PROTOCOL
 
 __all__ = [
+    "FLOOR",
     "OURS",
     "REPORTED",
     "SPLIT_LABELS",
@@ -76,45 +81,103 @@ def _board_id(split: str, key: tuple[str, ...]) -> str:
     return f"{split}-{hashlib.sha256(json.dumps(key).encode()).hexdigest()[:8]}"
 
 
-def rank_rows(rows: list[Row]) -> list[Row]:
-    """Complete rows by avg (highest first) with competition ranks; partial rows after, unranked."""
-
-    def order(row: Row) -> tuple[Any, ...]:
-        return (row.partial, row.avg is None, -(row.avg or 0.0), row.model.lower(), row.run)
-
-    ordered = sorted(rows, key=order)
+def _competition_ranks(rows: Sequence[Row], value: Callable[[Row], float | None]) -> dict[int, int]:
+    """Competition ranks (1, 2, 2, 4) of the rows by `value`, highest first: {id(row): rank}."""
+    ordered = sorted(rows, key=lambda r: -(value(r) or 0.0))
+    ranks: dict[int, int] = {}
     previous: tuple[float | None, int] = (None, 0)
     for position, row in enumerate(ordered, 1):
-        if row.partial or row.avg is None:
-            row.rank = None
-            continue
-        row.rank = previous[1] if row.avg == previous[0] else position
-        previous = (row.avg, row.rank)
+        rank = previous[1] if value(row) == previous[0] else position
+        ranks[id(row)] = rank
+        previous = (value(row), rank)
+    return ranks
+
+
+def rank_rows(rows: list[Row]) -> list[Row]:
+    """Complete rows by avg (highest first) with competition ranks, and their ranks by the F-measure's
+    avg (`rank_f`); partial rows after them, then the floors, unranked."""
+
+    def order(row: Row) -> tuple[Any, ...]:
+        floor = row.source == FLOOR
+        return (floor, row.partial, row.avg is None, -(row.avg or 0.0), row.model.lower(), row.run)
+
+    ordered = sorted(rows, key=order)
+    ranked = [r for r in ordered if not r.partial and r.avg is not None and r.source != FLOOR]
+    by_avg = _competition_ranks(ranked, lambda r: r.avg)
+    with_f = [r for r in ranked if r.f_avg is not None]
+    by_f = _competition_ranks(with_f, lambda r: r.f_avg)
+    for row in ordered:
+        row.rank = by_avg.get(id(row))
+        row.rank_f = by_f.get(id(row))
     return ordered
 
 
-def group_rows(
-    runs: Sequence[tuple[RunResults, str]],
-) -> list[tuple[tuple[str, ...], dict[str, str], list[Row]]]:
-    """Rows grouped by comparability; complete rows claim boards first, rows missing a task join a match."""
+Entry = tuple[tuple[str, ...], dict[str, str], list[Row]]
+
+
+def _matches(group: Entry, common: tuple[str, ...], parts: dict[str, str], width: int) -> bool:
+    return group[0][:width] == common[:width] and all(group[1].get(k, v) == v for k, v in parts.items())
+
+
+def group_rows(runs: Sequence[tuple[RunResults, str]]) -> list[Entry]:
+    """Rows grouped by comparability; complete rows claim boards first, rows missing a task join a match.
+    A floor run's rows join every board that agrees on split, protocol and data, whatever its judge."""
     entries = [
         (row, *comparability(run.config.model_dump(), row))
         for run, name in runs
         for row in rows_from_run(run, name)
     ]
-    entries.sort(key=lambda entry: bool(entry[0].missing_tasks))
-    grouped: list[tuple[tuple[str, ...], dict[str, str], list[Row]]] = []
+    entries.sort(key=lambda entry: (entry[0].source == FLOOR, bool(entry[0].missing_tasks)))
+    grouped: list[Entry] = []
     for row, common, parts in entries:
-        match = next(
-            (g for g in grouped if g[0] == common and all(g[1].get(k, v) == v for k, v in parts.items())),
-            None,
-        )
+        if row.source == FLOOR:
+            boards = [g for g in grouped if _matches(g, common, parts, 2)]
+            for group in boards:
+                group[2].append(row)
+            if boards:
+                continue
+        match = next((g for g in grouped if _matches(g, common, parts, len(common))), None)
         if match is None:
             grouped.append((common, dict(parts), [row]))
         else:
             match[1].update(parts)
             match[2].append(row)
     return grouped
+
+
+def floor_rows(rows: Sequence[Row], protocol: str) -> list[Row]:
+    """The floors a board's rows carry (scored on their own items), as unranked rows: one per floor
+    that no floor run of the board already shows, taken from its fullest row."""
+    present = {r.spec for r in rows if r.source == FLOOR}
+    candidates = [r for r in rows if r.floors and r.source != FLOOR]
+    if not candidates:
+        return []
+    source = max(candidates, key=lambda r: (not r.partial, r.n or 0))
+    found = []
+    for spec, block in source.floors.items():
+        if spec in present or not any(v is not None for v in (block.get(protocol) or {}).values()):
+            continue
+        row = Row(
+            model=FLOOR_NAMES.get(spec, spec),
+            spec=spec,
+            source=FLOOR,
+            split=source.split,
+            n=source.n,
+            n_full=source.n_full,
+            limit=source.limit,
+            protocol=protocol,
+            dataset=source.dataset,
+            date=source.date,
+            run=source.run,
+            missing_tasks=list(source.missing_tasks),
+            notes=[f"scored on the items of {source.run}"],
+        )
+        values, f_values = block.get(protocol) or {}, block.get(F_MEASURE_PROTOCOL) or {}
+        for metric in (*METRIC_KEYS, AVG):
+            setattr(row, metric, values.get(metric))
+            setattr(row, f"f_{metric}", f_values.get(metric))
+        found.append(row)
+    return found
 
 
 def build_boards(runs: Sequence[tuple[RunResults, str]], *, reference: bool = True) -> list[Board]:
@@ -125,6 +188,7 @@ def build_boards(runs: Sequence[tuple[RunResults, str]], *, reference: bool = Tr
     boards = []
     for common, parts, rows in group_rows(runs):
         first = rows[0]
+        rows = rows + floor_rows(rows, first.protocol)
         name = first.dataset.split(" · ")[0]
         digest = hashlib.sha256(json.dumps(sorted(parts.items())).encode()).hexdigest()[:8]
         boards.append(

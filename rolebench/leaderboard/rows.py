@@ -23,6 +23,7 @@ SPLIT_LABELS = {
 }
 OURS = "ours"
 REPORTED = "reported (paper)"
+FLOOR = "floor"  # a null baseline (`rolebench.scoring.floors`): shown on every board, never ranked
 
 
 @dataclass
@@ -31,7 +32,7 @@ class Row:
 
     model: str
     spec: str
-    source: str  # OURS or REPORTED
+    source: str  # OURS, REPORTED or FLOOR
     split: str  # group name, a key of SPLIT_LABELS
     cus: float | None = None
     raw: float | None = None
@@ -42,9 +43,13 @@ class Row:
     f_spe: float | None = None
     f_avg: float | None = None
     answer_words: float | None = None  # mean answer length (words, or characters for Chinese)
+    reference_words: float | None = None  # the references' mean length, counted the same way
     cut_at_limit: float | None = None  # share of answers stopped by the token limit
+    looping: float | None = None  # share of answers that loop
     win_rate: float | None = None
     win_rate_ci: list[float] | None = None
+    win_rate_lc: float | None = None  # length-controlled (rolebench.judge.length_control)
+    win_rate_lc_ci: list[float] | None = None
     wins: int | None = None
     ties: int | None = None
     losses: int | None = None
@@ -60,9 +65,12 @@ class Row:
     run: str = ""
     missing_tasks: list[str] = field(default_factory=list)
     per_role: dict[str, dict[str, Any]] = field(default_factory=dict)
+    flags: list[str] = field(default_factory=list)  # rolebench.scoring.flags: length-inflated, looping, ...
+    floors: dict[str, Any] = field(default_factory=dict)  # the split's floors on this row's items
     notes: list[str] = field(default_factory=list)
     board: str = ""
-    rank: int | None = None
+    rank: int | None = None  # under the headline (the paper's recall)
+    rank_f: int | None = None  # under the F-measure: a rank length cannot buy
 
     @property
     def partial(self) -> bool:
@@ -73,8 +81,8 @@ class Row:
             return False
         return self.n_full is None or (self.n or 0) < self.n_full
 
-    def flags(self) -> list[str]:
-        """Short warnings shown beside the row."""
+    def warnings(self) -> list[str]:
+        """Notes shown beside the row: where it comes from, what it lacks (the flags are apart)."""
         found = [REPORTED] if self.source == REPORTED else []
         if self.limit is not None and self.partial:
             found.append(f"partial: {n_display(self)} (--limit {self.limit})")
@@ -88,7 +96,7 @@ class Row:
         return {
             **asdict(self),
             "partial": self.partial,
-            "flags": self.flags(),
+            "warnings": self.warnings(),
             "split_label": SPLIT_LABELS[self.split],
         }
 
@@ -110,6 +118,14 @@ class Board:
         kind = REPORTED if self.reference else f"protocol {self.protocol} · data {self.dataset}"
         return f"{SPLIT_LABELS[self.split]} — {kind} · judge {self.judge or 'none'}"
 
+    def order_note(self) -> str:
+        """When the F-measure ranks the board's rows in another order than the headline: say how."""
+        moved = [r for r in self.rows if r.rank is not None and r.rank_f is not None and r.rank != r.rank_f]
+        if not moved:
+            return ""
+        changes = ", ".join(f"{r.model} {r.rank} → {r.rank_f}" for r in moved)
+        return f"Ranked by the F-measure instead of the paper's recall, the order changes: {changes}."
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,
@@ -120,6 +136,7 @@ class Board:
             "dataset": self.dataset,
             "judge": self.judge,
             "reference": self.reference,
+            "order_note": self.order_note(),
             "rows": [r.to_dict() for r in self.rows],
         }
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from rolebench.data.splits import DEMO_ROOT, SPLITS
 from rolebench.leaderboard.rows import (
+    FLOOR,
     OURS,
     SPLIT_LABELS,
     Row,
@@ -23,7 +24,9 @@ from rolebench.leaderboard.rows import (
     split_members,
 )
 from rolebench.results.schema import RunResults
-from rolebench.scoring.aggregate import GroupDef, group_results
+from rolebench.scoring.aggregate import GroupDef, flags_of, group_results
+from rolebench.scoring.flags import BELOW_FLOOR
+from rolebench.scoring.floors import FLOOR_SPECS
 from rolebench.scoring.metrics import AVG, METRIC_KEYS
 from rolebench.scoring.protocols import F_MEASURE_PROTOCOL, PAPER_PROTOCOL
 
@@ -45,19 +48,24 @@ def board_protocol(run: RunResults) -> str:
     return PAPER_PROTOCOL if PAPER_PROTOCOL in held else str(run.config.scoring.get("protocol") or "unknown")
 
 
-def _lengths(tasks: Sequence[Mapping[str, Any]]) -> tuple[float | None, float | None]:
-    """(mean answer length, share cut at the token limit) over a split's tasks, weighted by answers."""
+def _lengths(tasks: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
+    """Mean answer and reference lengths, and the shares cut at the token limit and looping, over a
+    split's tasks, weighted by answers (Row field names)."""
     measured = [(t["lengths"], t.get("n_generated") or 0) for t in tasks if t.get("lengths")]
     answered = sum(n for _, n in measured)
     if not answered:
-        return None, None
-    words = [
-        (lengths["answer_words_mean"], n)
-        for lengths, n in measured
-        if lengths.get("answer_words_mean") is not None
-    ]
-    mean_words = sum(w * n for w, n in words) / sum(n for _, n in words) if words else None
-    return mean_words, sum(lengths.get("n_cut") or 0 for lengths, _ in measured) / answered
+        return {}
+
+    def weighted(key: str) -> float | None:
+        found = [(lengths[key], n) for lengths, n in measured if lengths.get(key) is not None and n]
+        return sum(v * n for v, n in found) / sum(n for _, n in found) if found else None
+
+    return {
+        "answer_words": weighted("answer_words_mean"),
+        "reference_words": weighted("reference_words_mean"),
+        "cut_at_limit": sum(lengths.get("n_cut") or 0 for lengths, _ in measured) / answered,
+        "looping": sum(lengths.get("n_looping") or 0 for lengths, _ in measured) / answered,
+    }
 
 
 def _group_row(run: RunResults, group: str, tasks: list[str], name: str) -> Row:
@@ -71,18 +79,19 @@ def _group_row(run: RunResults, group: str, tasks: list[str], name: str) -> Row:
             [GroupDef(group, tuple(tasks))],
             {t: run.results[t] for t in tasks},
             list(config["scoring"].get("protocols") or {}),
+            str(model.get("spec") or ""),
         )[group]
     totals = _as_protocol(stored.model_dump(), protocol)
     f_measure = stored.model_dump().get(F_MEASURE_PROTOCOL) or {}
     present = {d["split"] for d in tasks_data.values()}
-    words, cut = _lengths(list(tasks_data.values()))
+    spec = str(model.get("spec") or "")
     row = Row(
         model=str(model.get("name") or model.get("spec") or "unknown model"),
-        spec=str(model.get("spec") or ""),
-        source=OURS,
+        spec=spec,
+        source=FLOOR if spec in FLOOR_SPECS else OURS,
         split=group,
-        answer_words=words,
-        cut_at_limit=cut,
+        flags=row_flags(tasks_data.values(), totals, protocol, spec),
+        floors=dict(totals.get("floors") or {}),
         judge=judge_label(config.get("judge")),
         n=totals.get("n"),
         n_full=full_size([d["split"] for d in tasks_data.values()]),
@@ -94,7 +103,8 @@ def _group_row(run: RunResults, group: str, tasks: list[str], name: str) -> Row:
         missing_tasks=[f"rolebench_{s}" for s in split_members(group) if s not in present],
         per_role=merge_per_role(tasks_data.values()),
     )
-    for field, value in {**_floats(totals, ""), **_floats(f_measure, "f_")}.items():
+    values = {**_floats(totals, ""), **_floats(f_measure, "f_"), **_lengths(list(tasks_data.values()))}
+    for field, value in values.items():
         setattr(row, field, value)
     row.dataset = dataset_label(config, group, split_fingerprints(config, group, present_splits(row)))
     row.revision = _data_block(config, group).get("revision")
@@ -103,6 +113,19 @@ def _group_row(run: RunResults, group: str, tasks: list[str], name: str) -> Row:
     if row.win_rate is not None and isinstance(judge, Mapping) and judge.get("limit"):
         row.notes.append(f"win rate on a judged sample of {judge['limit']} per task")
     return row
+
+
+def row_flags(
+    tasks: Iterable[Mapping[str, Any]], totals: Mapping[str, Any], protocol: str, spec: str
+) -> list[str]:
+    """The row's flags under the board's protocol: each task's length and looping flags and its
+    `below-floor` (recomputed: the board may show another protocol than the run's headline), and
+    `below-floor` for the split's own values."""
+    inherited = []
+    for task in tasks:
+        inherited += flags_of(task, task.get("floors") or {}, protocol, spec)
+        inherited += [f for f in task.get("flags") or [] if f != BELOW_FLOOR]
+    return flags_of(totals, totals.get("floors") or {}, protocol, spec, inherited)
 
 
 def _floats(values: Mapping[str, Any], prefix: str) -> dict[str, float | None]:
@@ -136,6 +159,7 @@ def _set_win_rate(row: Row, totals: Mapping[str, Any], tasks: Sequence[Mapping[s
         source = judged[0]
     if source is not None:
         row.win_rate, row.win_rate_ci = source["win_rate"], source.get("win_rate_ci")
+        row.win_rate_lc, row.win_rate_lc_ci = source.get("win_rate_lc"), source.get("win_rate_lc_ci")
         row.wins, row.ties, row.losses = (source.get(k) for k in ("wins", "ties", "losses"))
     elif judged:
         counts = [sum(t.get(k) or 0 for k in ("wins", "ties", "losses")) or t.get("n") or 0 for t in judged]

@@ -14,20 +14,26 @@ from collections.abc import Callable, Sequence
 
 from tabulate import tabulate
 
-from rolebench.leaderboard.boards import REPORTED, SPLIT_LABELS, Board, Row, n_display
+from rolebench.leaderboard.boards import FLOOR, REPORTED, SPLIT_LABELS, Board, Row, n_display
+from rolebench.scoring.flags import ORDER as FLAG_ORDER
+from rolebench.scoring.flags import describe
 from rolebench.scoring.metrics import AVG, LABELS, METRIC_KEYS
 
-SCORE_COLUMNS = (*METRIC_KEYS, AVG, f"f_{AVG}", "win_rate")
+SCORE_COLUMNS = (*METRIC_KEYS, AVG, f"f_{AVG}", "win_rate", "win_rate_lc")
 HEADERS = [
     "Rank",
     "Model",
     *(LABELS[m] for m in (*METRIC_KEYS, AVG)),
     "F avg",
-    "Answer len (cut)",
+    "F rank",
+    "Answer len (ref, cut)",
+    "Looping",
     "Win rate % (95% CI)",
+    "LC win rate % (95% CI)",
     "W/T/L",
     "n",
     "Date",
+    "Flags",
     "Notes",
 ]
 CSV_COLUMNS = [
@@ -36,6 +42,7 @@ CSV_COLUMNS = [
     "split_label",
     "source",
     "rank",
+    "rank_f",
     "model",
     "spec",
     "cus",
@@ -47,10 +54,15 @@ CSV_COLUMNS = [
     "f_spe",
     "f_avg",
     "answer_words",
+    "reference_words",
     "cut_at_limit",
+    "looping",
     "win_rate",
     "win_rate_low",
     "win_rate_high",
+    "win_rate_lc",
+    "win_rate_lc_low",
+    "win_rate_lc_high",
     "wins",
     "ties",
     "losses",
@@ -65,20 +77,29 @@ CSV_COLUMNS = [
     "date",
     "run",
     "flags",
+    "flag_meanings",
+    "notes",
 ]
-ABOUT = (
-    "ROUGE-L (fractions, higher is better) as the RoleLLM paper computes it (recall, protocol `rolellm`): "
-    "CUS = speaking style vs the RoleGPT references, RAW = the instruction's original answer, SPE = "
-    "role-specific knowledge; avg = their mean. F avg = the same avg as an F-measure (protocol `rolebench`): "
-    "recall rewards long answers, so read it beside the answer length (words, characters for Chinese) and "
-    "the "
-    "share of answers cut at the token limit. Win rate = share of "
-    "answers an LLM judge prefers over the RoleGPT baseline (ties count half), in percent. Each table is one "
-    "board: rows scored with the same protocol, dataset files, judge and task versions; rows of different "
-    "boards are never ranked together. Partial rows (a --limit run or a missing task) are listed unranked. "
-    "\"reported (paper)\" rows are the RoleLLM paper's numbers as printed, not reproduced here: the paper's "
-    "scorer was never published."
+ABOUT_LEAD = (
+    "ROUGE-L (fractions, higher is better) as the RoleLLM paper computes it (recall, protocol `rolellm`; "
+    "on the released RoleGPT answers it reproduces the paper's RoleGPT figures): CUS = speaking style vs "
+    "the RoleGPT references, RAW = the instruction's original answer, SPE = role-specific knowledge; avg = "
+    "their mean, by which rows are ranked, as in the paper."
 )
+ABOUT_MORE = (
+    "Recall rewards long answers, so beside it: F avg "
+    "and F rank, the same avg as an F-measure (protocol `rolebench`) and the rank it gives, which length "
+    "cannot buy; the answers' length against the references' (words, characters for Chinese) and the share "
+    "cut at the token limit; the share of answers that loop; flags; and the floors, null baselines that "
+    "answer with the question or the role's description (unranked rows). Win rate = share of answers an "
+    "LLM judge prefers over the RoleGPT baseline (ties count half), in percent; LC win rate = the same, "
+    "length-controlled (AlpacaEval 2.0's regression, read at equal lengths). Each table is one board: rows "
+    "scored with the same protocol, dataset files, judge and task versions; rows of different boards are "
+    'never ranked together. Partial rows (a --limit run or a missing task) are listed unranked. "reported '
+    "(paper)\" rows are the RoleLLM paper's numbers as printed."
+)
+ABOUT = f"{ABOUT_LEAD} {ABOUT_MORE}"
+FLAG_LEGEND = [describe(flag) for flag in FLAG_ORDER]
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~#])")
 _LATEX_SPECIAL = {
     "\\": r"\textbackslash{}",
@@ -102,21 +123,41 @@ def metric_text(value: float | None) -> str:
 
 
 def length_text(row: Row) -> str:
-    """Mean answer length and the share cut at the token limit, e.g. `87 (4%)`."""
+    """Mean answer length, the references' and the share cut at the token limit, e.g. `160 (42, 91%)`."""
     if row.answer_words is None:
         return "–"
-    cut = f" ({row.cut_at_limit:.0%})" if row.cut_at_limit is not None else ""
-    return f"{row.answer_words:.0f}{cut}"
+    detail = [
+        f"{v:.0f}" if i == 0 else f"{v:.0%}"
+        for i, v in enumerate((row.reference_words, row.cut_at_limit))
+        if v is not None
+    ]
+    return f"{row.answer_words:.0f}" + (f" ({', '.join(detail)})" if detail else "")
+
+
+def share_text(value: float | None) -> str:
+    return "–" if value is None else f"{value:.0%}"
+
+
+def _percent(value: float | None, interval: list[float] | None) -> str:
+    if value is None:
+        return "–"
+    text = f"{100 * value:.2f}"
+    if interval:
+        low, high = interval
+        text += f" [{100 * low:.1f}, {100 * high:.1f}]"
+    return text
 
 
 def win_text(row: Row) -> str:
-    if row.win_rate is None:
-        return "–"
-    text = f"{100 * row.win_rate:.2f}"
-    if row.win_rate_ci:
-        low, high = row.win_rate_ci
-        text += f" [{100 * low:.1f}, {100 * high:.1f}]"
-    return text
+    return _percent(row.win_rate, row.win_rate_ci)
+
+
+def win_lc_text(row: Row) -> str:
+    return _percent(row.win_rate_lc, row.win_rate_lc_ci)
+
+
+def rank_text(row: Row, rank: int | None) -> str:
+    return "floor" if row.source == FLOOR else str(rank or "–")
 
 
 def wtl_text(row: Row) -> str:
@@ -149,22 +190,26 @@ def _cells(board: Board, escape: Callable[[str], str], bold: Callable[[str], str
     best = best_values(board)
     rows = []
     for row in board.rows:
-        scores = [metric_text(getattr(row, m)) for m in (*METRIC_KEYS, AVG, f"f_{AVG}")] + [win_text(row)]
+        scores = [metric_text(getattr(row, m)) for m in (*METRIC_KEYS, AVG, f"f_{AVG}")]
+        scores += [win_text(row), win_lc_text(row)]
         scores = [
             bold(text) if is_best(row, column, best) else text
             for column, text in zip(SCORE_COLUMNS, scores, strict=True)
         ]
         rows.append(
             [
-                str(row.rank or "–"),
+                rank_text(row, row.rank),
                 escape(row.model),
-                *scores[:-1],
+                *scores[:-2],
+                rank_text(row, row.rank_f),
                 length_text(row),
-                scores[-1],
+                share_text(row.looping),
+                *scores[-2:],
                 wtl_text(row),
                 escape(n_display(row)),
                 escape(row.date),
-                escape("; ".join(row.flags())),
+                escape(", ".join(row.flags)),
+                escape("; ".join(row.warnings())),
             ]
         )
     return rows
@@ -176,7 +221,8 @@ def md_escape(text: str) -> str:
 
 
 def to_markdown(boards: Sequence[Board], title: str = "RoleBench leaderboard") -> str:
-    parts = [f"# {md_escape(title)}", "", ABOUT, ""]
+    legend = ["Flags:", "", *(f"- {md_escape(line)}" for line in FLAG_LEGEND), ""]
+    parts = [f"# {md_escape(title)}", "", ABOUT, "", *legend]
     for split, label in SPLIT_LABELS.items():
         chosen = [b for b in boards if b.split == split]
         if not chosen:
@@ -190,6 +236,8 @@ def to_markdown(boards: Sequence[Board], title: str = "RoleBench leaderboard") -
                 disable_numparse=True,
             )
             parts += [f"### {md_escape(board_heading(board))}", "", table, ""]
+            if board.order_note():
+                parts += [md_escape(board.order_note()), ""]
     return "\n".join(parts)
 
 
@@ -213,6 +261,7 @@ def to_latex(boards: Sequence[Board]) -> str:
     parts = [
         "% RoleBench leaderboard, generated by `rolebench leaderboard build`. Needs \\usepackage{booktabs}.",
         "% " + ABOUT,
+        *(f"% flag {line}" for line in FLAG_LEGEND),
         "",
     ]
     for board in boards:
@@ -223,9 +272,14 @@ def to_latex(boards: Sequence[Board]) -> str:
             headers=headers,
             tablefmt="latex_raw",
             disable_numparse=True,
-            colalign=("right", "left", *["right"] * (len(headers) - 2)),
+            colalign=("right", "left", *["right"] * (len(headers) - 3), "left"),
         )
-        caption = latex_escape(f"{SPLIT_LABELS[board.split]}: {board_heading(board)}")
+        flags = {f for row in board.rows for f in row.flags}
+        legend = " ".join(f"{describe(f)}." for f in FLAG_ORDER if f in flags)
+        order = f" {board.order_note()}" if board.order_note() else ""
+        caption = latex_escape(
+            f"{SPLIT_LABELS[board.split]}: {board_heading(board)}.{order} {legend}".strip()
+        )
         parts += [
             "\\begin{table}[ht]",
             "\\centering",
@@ -254,6 +308,15 @@ def to_csv(boards: Sequence[Board]) -> str:
         for row in board.rows:
             data = row.to_dict()
             low, high = row.win_rate_ci if row.win_rate_ci else (None, None)
-            data.update(win_rate_low=low, win_rate_high=high, flags="; ".join(row.flags()))
+            lc_low, lc_high = row.win_rate_lc_ci if row.win_rate_lc_ci else (None, None)
+            data.update(
+                win_rate_low=low,
+                win_rate_high=high,
+                win_rate_lc_low=lc_low,
+                win_rate_lc_high=lc_high,
+                flags="; ".join(row.flags),
+                flag_meanings="; ".join(describe(f) for f in row.flags),
+                notes="; ".join(row.warnings()),
+            )
             writer.writerow([csv_safe("" if data[c] is None else data[c]) for c in CSV_COLUMNS])
     return out.getvalue()

@@ -18,17 +18,20 @@ from typing import Any
 
 import markupsafe
 
-from rolebench.leaderboard.boards import REPORTED, SPLIT_LABELS, Board, Row, n_display
+from rolebench.leaderboard.boards import FLOOR, REPORTED, SPLIT_LABELS, Board, Row, n_display
 from rolebench.leaderboard.tables import (
-    ABOUT,
+    ABOUT_LEAD,
+    ABOUT_MORE,
+    FLAG_LEGEND,
     best_values,
     board_heading,
     is_best,
-    length_text,
     metric_text,
-    win_text,
+    rank_text,
+    share_text,
     wtl_text,
 )
+from rolebench.scoring.flags import MEANINGS
 from rolebench.scoring.metrics import AVG, METRIC_KEYS
 from rolebench.templating import html_environment
 
@@ -37,27 +40,49 @@ PAGE_TEMPLATE = "leaderboard.html.j2"
 PAGE_SCRIPT = "leaderboard.js"
 
 
-def _cell(text: str, sort: Any, *, bold: bool = False, numeric: bool = True) -> dict[str, Any]:
-    return {"text": text, "sort": "" if sort is None else sort, "bold": bold, "numeric": numeric}
+def _cell(text: str, sort: Any, *, bold: bool = False, numeric: bool = True, sub: str = "") -> dict[str, Any]:
+    """A table cell: its text, a smaller second line (`sub`), and the value its column sorts by."""
+    return {"text": text, "sub": sub, "sort": "" if sort is None else sort, "bold": bold, "numeric": numeric}
+
+
+def _interval(interval: list[float] | None) -> str:
+    return f"[{100 * interval[0]:.1f}, {100 * interval[1]:.1f}]" if interval else ""
+
+
+def _length_cell(row: Row) -> dict[str, Any]:
+    if row.answer_words is None:
+        return _cell("–", None)
+    parts = [f"ref {row.reference_words:.0f}" if row.reference_words is not None else ""]
+    parts.append(f"{row.cut_at_limit:.0%} cut" if row.cut_at_limit is not None else "")
+    return _cell(f"{row.answer_words:.0f}", row.answer_words, sub=", ".join(p for p in parts if p))
 
 
 def _row_view(row: Row, best: dict[str, float], key: str) -> dict[str, Any]:
-    def score(column: str, text: str) -> dict[str, Any]:
-        return _cell(text, getattr(row, column), bold=is_best(row, column, best))
+    def score(column: str, text: str, sub: str = "") -> dict[str, Any]:
+        return _cell(text, getattr(row, column), bold=is_best(row, column, best), sub=sub)
+
+    def percent(column: str, interval: list[float] | None) -> dict[str, Any]:
+        value = getattr(row, column)
+        return score(column, "–" if value is None else f"{100 * value:.2f}", _interval(interval))
 
     return {
         "key": key,
         "split": row.split,
         "reference": row.source == REPORTED,
+        "floor": row.source == FLOOR,
         "model": row.model,
         "title": " · ".join(x for x in (row.spec, row.run) if x),
-        "rank": _cell(str(row.rank) if row.rank else "–", row.rank),
-        "scores": [score(m, metric_text(getattr(row, m))) for m in (*METRIC_KEYS, AVG, f"f_{AVG}")]
-        + [_cell(length_text(row), row.answer_words), score("win_rate", win_text(row))],
+        "rank": _cell(rank_text(row, row.rank), row.rank),
+        "scores": [score(m, metric_text(getattr(row, m))) for m in (*METRIC_KEYS, AVG, f"f_{AVG}")],
+        "rank_f": _cell(rank_text(row, row.rank_f), row.rank_f),
+        "length": _length_cell(row),
+        "looping": _cell(share_text(row.looping), row.looping),
+        "wins": [percent("win_rate", row.win_rate_ci), percent("win_rate_lc", row.win_rate_lc_ci)],
         "wtl": _cell(wtl_text(row), row.wins),
         "n": _cell(n_display(row), row.n),
-        "date": _cell(row.date, row.date, numeric=False),
-        "flags": [f for f in row.flags() if f != REPORTED],
+        "date": row.date,
+        "flags": [{"name": f, "meaning": MEANINGS.get(f, "")} for f in row.flags],
+        "notes": [w for w in row.warnings() if w != REPORTED],
         "partial": row.partial,
         "judge": row.judge,
         "has_roles": bool(row.per_role),
@@ -82,13 +107,16 @@ def page_context(boards: Sequence[Board], title: str, generated: str) -> dict[st
                 "split_label": SPLIT_LABELS[board.split],
                 "heading": board_heading(board),
                 "reference": board.reference,
+                "order_note": board.order_note(),
                 "rows": rows,
             }
         )
     splits = [(s, label) for s, label in SPLIT_LABELS.items() if any(b.split == s for b in boards)]
     return {
         "title": title,
-        "about": ABOUT,
+        "about": ABOUT_LEAD,
+        "about_more": ABOUT_MORE,
+        "flag_legend": FLAG_LEGEND,
         "generated": generated,
         "boards": views,
         "splits": splits,

@@ -7,7 +7,8 @@ from typing import Any
 from tabulate import tabulate
 
 from rolebench.data.splits import SPLITS
-from rolebench.results.schema import RunResults
+from rolebench.results.schema import GroupResult, RunResults, TaskResult
+from rolebench.scoring.flags import describe
 from rolebench.scoring.metrics import AVG, LABELS, METRIC_KEYS, RAW
 
 SCORE_COLUMNS = (*METRIC_KEYS, AVG)
@@ -47,6 +48,8 @@ def _rows(
                 *(_cell(block.get(c)) for c in SCORE_COLUMNS),
                 _cell(total) if total is not None else "",
                 _cell(data.get("win_rate")) if first else "",
+                _cell(data.get("win_rate_lc")) if first else "",
+                ", ".join(data.get("flags") or []) if first else "",
             ]
         )
     return rows
@@ -69,8 +72,16 @@ def summary_table(results: RunResults) -> str:
         *(LABELS[c] for c in SCORE_COLUMNS),
         "split total",
         "win rate",
+        "LC win rate",
+        "flags",
     ]
-    return tabulate(rows, headers=headers, tablefmt="github")
+    optional = {"split total", "win rate", "LC win rate"}  # shown when some row has one
+    keep = [
+        i for i, h in enumerate(headers) if h not in optional or any(row[i] not in ("", "-") for row in rows)
+    ]
+    return tabulate(
+        [[row[i] for i in keep] for row in rows], headers=[headers[i] for i in keep], tablefmt="github"
+    )
 
 
 def summary_notes(results: RunResults) -> list[str]:
@@ -107,11 +118,43 @@ def summary_notes(results: RunResults) -> list[str]:
     return notes
 
 
+def _entries(results: RunResults) -> list[tuple[str, TaskResult | GroupResult]]:
+    """Tasks then groups, by name."""
+    return [*results.results.items(), *results.groups.items()]
+
+
+def floor_notes(results: RunResults) -> list[str]:
+    """One line per task and group: what the null baselines score on the same items, under the headline
+    protocol and the F-measure (`rolebench.scoring.floors`)."""
+    headline = str(results.config.scoring.get("protocol") or "")
+    shown = list(dict.fromkeys(p for p in (headline, "rolebench") if p))
+    notes = []
+    for name, entry in _entries(results):
+        floors = entry.value("floors") or {}
+        parts = []
+        for spec, block in floors.items():
+            values = [
+                f"{LABELS[m]} {' / '.join(_cell((block.get(p) or {}).get(m)) for p in shown)}"
+                for m in SCORE_COLUMNS
+                if any((block.get(p) or {}).get(m) is not None for p in shown)
+            ]
+            if values:
+                parts.append(f"{spec} {', '.join(values)}")
+        if parts:
+            notes.append(f"{name}: floors ({' / '.join(shown)}): {'; '.join(parts)}")
+    return notes
+
+
+def flag_notes(results: RunResults) -> list[str]:
+    """The meaning of every flag the run's tasks and groups carry, one line each."""
+    held = [flag for _, entry in _entries(results) for flag in entry.value("flags") or []]
+    return [f"flag {describe(flag)}" for flag in dict.fromkeys(held)]
+
+
 def summary_text(results: RunResults) -> str:
     """The table and its notes, as commands print them."""
-    return "\n".join(
-        [summary_table(results), *([""] + summary_notes(results) if summary_notes(results) else [])]
-    )
+    notes = [*summary_notes(results), *floor_notes(results), *flag_notes(results)]
+    return "\n".join([summary_table(results), *([""] + notes if notes else [])])
 
 
 def failures(results: RunResults) -> str | None:

@@ -37,7 +37,8 @@ def check_task_name(task: str, where: str) -> str:
 
 def _first_error(exc: ValidationError) -> str:
     first = exc.errors()[0]
-    return f"{first['msg']} at {'.'.join(map(str, first['loc'])) or 'the top'}"
+    message = str(first["msg"]).removeprefix("Value error, ")
+    return f"{message} at {'.'.join(map(str, first['loc'])) or 'the top'}"
 
 
 def write_results(run_dir: Path, results: RunResults) -> Path:

@@ -11,9 +11,27 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
 SCHEMA_VERSION = 2
+BOOTSTRAP_KEYS = {"resamples": "an integer >= 0", "confidence": "a number in (0, 1)", "seed": "an integer"}
+
+
+def check_bootstrap(value: dict[str, Any]) -> dict[str, Any]:
+    """The bootstrap settings a results file records (`resamples`, `confidence`, `seed`), checked: an
+    unknown key or a mistyped value is one clear error, never a crash in whatever reads them later."""
+    for key, given in value.items():
+        if key not in BOOTSTRAP_KEYS:
+            raise ValueError(f"unknown bootstrap setting {key!r} (known: {', '.join(BOOTSTRAP_KEYS)})")
+        number = isinstance(given, int | float) and not isinstance(given, bool)
+        valid = {
+            "resamples": isinstance(given, int) and not isinstance(given, bool) and given >= 0,
+            "confidence": number and 0 < given < 1,
+            "seed": isinstance(given, int) and not isinstance(given, bool),
+        }[key]
+        if not valid:
+            raise ValueError(f"bootstrap {key} must be {BOOTSTRAP_KEYS[key]}, not {given!r}")
+    return value
 
 
 class AnswerLengths(BaseModel):
@@ -84,6 +102,8 @@ class RunConfig(BaseModel):
     timings: dict[str, float] = {}
     command: str = ""
     rescored: dict[str, Any] | None = None
+
+    _bootstrap = field_validator("bootstrap")(check_bootstrap)
 
 
 class RunResults(BaseModel):

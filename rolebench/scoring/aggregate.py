@@ -15,6 +15,8 @@ from typing import Any
 from rolebench.data.splits import get_split
 from rolebench.results.schema import GroupResult, SampleRecord, TaskResult
 from rolebench.scoring.answers import answer_lengths
+from rolebench.scoring.flags import BELOW_FLOOR, answer_flags, sorted_flags
+from rolebench.scoring.floors import below_floor, floor_scores, group_floors
 from rolebench.scoring.metrics import AVG, METRIC_KEYS, metrics_for
 from rolebench.scoring.protocols import ScoringProtocol
 from rolebench.scoring.stats import (
@@ -79,17 +81,39 @@ def per_role(split: str, records: Sequence[SampleRecord], protocol: str) -> dict
     }
 
 
+def flags_of(
+    values: Mapping[str, Any],
+    floors: Mapping[str, Any],
+    protocol: str | None,
+    model_spec: str = "",
+    inherited: Sequence[str] = (),
+) -> list[str]:
+    """A task's or group's flags (`rolebench.scoring.flags`): its lengths' flags, or its members'
+    (`inherited`), and `below-floor` when a headline value is at or below a floor other than the
+    model's own (a floor run is not below itself)."""
+    found = [*inherited, *answer_flags(values.get("lengths"))]
+    others = {spec: block for spec, block in floors.items() if spec != model_spec}
+    if protocol and below_floor(values, others, protocol):
+        found.append(BELOW_FLOOR)
+    return sorted_flags(found)
+
+
 def task_result(
     split: str,
     records: Sequence[SampleRecord],
     protocols: Sequence[ScoringProtocol],
     boot: BootstrapSettings,
     max_new_tokens: int | None = None,
+    model_spec: str = "",
 ) -> TaskResult:
-    """A task's result: the headline protocol (the first) at the top, every protocol in its own block."""
+    """A task's result: the headline protocol (the first) at the top, every protocol in its own block,
+    the floors on the same items and the flags."""
     headline = protocols[0].name
     blocks = {p.name: protocol_block(split, records, p.name, boot) for p in protocols}
     generated = sum(1 for r in records if r.output is not None)
+    lengths = answer_lengths(records, max_new_tokens)
+    floors = floor_scores(split, records, protocols)
+    flags = flags_of({**blocks[headline], "lengths": lengths.model_dump()}, floors, headline, model_spec)
     return TaskResult(
         split=split,
         n=len(records),
@@ -98,9 +122,11 @@ def task_result(
         n_failed=sum(1 for r in records if r.failed),
         n_baseline=sum(1 for r in records if r.baseline is not None),
         protocol=headline,
-        lengths=answer_lengths(records, max_new_tokens),
+        lengths=lengths,
         **blocks[headline],
         **blocks,
+        floors=floors,
+        flags=flags,
     )
 
 
@@ -115,11 +141,15 @@ def _group_block(members: Sequence[Mapping[str, Any]], nested: bool) -> dict[str
 
 
 def group_results(
-    groups: Sequence[GroupDef], tasks: Mapping[str, TaskResult], protocols: Sequence[str] = ()
+    groups: Sequence[GroupDef],
+    tasks: Mapping[str, TaskResult],
+    protocols: Sequence[str] = (),
+    model_spec: str = "",
 ) -> dict[str, GroupResult]:
     """Groups in dependency order: each metric is the mean over the members that have it; `avg` is the
     mean of the group's available CUS, RAW and SPE (groups of groups: the members' avg). `protocols`:
-    the protocol blocks to aggregate besides the top-level (headline) values."""
+    the protocol blocks to aggregate besides the top-level (headline) values. Floors are aggregated
+    the same way; a group carries its members' flags, and `below-floor` for its own values."""
     done: dict[str, GroupResult] = {}
     pending = list(groups)
     while pending:
@@ -131,8 +161,16 @@ def group_results(
         for name in protocols:
             fields[name] = _group_block([x.get(name) or {} for x in members], nested)
         headline = next((x.get("protocol") for x in members if x.get("protocol")), None)
+        floors = group_floors(members, nested)
+        inherited = [flag for x in members for flag in x.get("flags") or []]
+        flags = flags_of(fields, floors, headline, model_spec, inherited)
         done[group.name] = GroupResult(
-            tasks=list(group.members), n=sum(x.get("n", 0) for x in members), protocol=headline, **fields
+            tasks=list(group.members),
+            n=sum(x.get("n", 0) for x in members),
+            protocol=headline,
+            **fields,
+            floors=floors,
+            flags=flags,
         )
     return done
 
@@ -178,13 +216,15 @@ def aggregate_run(
     protocols: Sequence[ScoringProtocol],
     boot: BootstrapSettings,
     max_new_tokens: Mapping[str, int | None] | None = None,
+    model_spec: str = "",
 ) -> tuple[dict[str, TaskResult], dict[str, GroupResult]]:
-    """Task and group results of a run from its scored samples (task -> records, task -> split)."""
+    """Task and group results of a run from its scored samples (task -> records, task -> split).
+    `model_spec`: the run's model (a floor run is not flagged below its own floor)."""
     limits = max_new_tokens or {}
     tasks = {
-        task: task_result(splits[task], rows, protocols, boot, limits.get(task))
+        task: task_result(splits[task], rows, protocols, boot, limits.get(task), model_spec)
         for task, rows in records.items()
     }
-    done = group_results(groups, tasks, [p.name for p in protocols])
+    done = group_results(groups, tasks, [p.name for p in protocols], model_spec)
     split_totals(groups, splits, records, protocols, done)
     return tasks, done
