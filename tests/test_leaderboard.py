@@ -387,3 +387,138 @@ def test_published_leaderboard_is_built_from_its_results(tmp_path):
     limited = [r for b in boards for r in b.rows if r.run == "eng-role-smollm2-135m-limit30"]
     assert limited and all(r.partial and r.rank is None and r.limit == 30 for r in limited)
     assert all(p.stat().st_size < 2_000_000 for p in PUBLISHED.rglob("*") if p.is_file())
+
+
+# ---- numbers no one can inflate: floors, flags, the F-measure rank ---------------------------------
+
+
+def verbose_variant(source: Path, target: Path) -> Path:
+    """A model that buys recall with length: the paper's recall above RoleGPT's, the F-measure far below,
+    answers three times the references' length."""
+    shutil.copytree(source, target)
+    results = read_results(target)
+    results.config.model = {**results.config.model, "name": "verbose model", "spec": "test:verbose"}
+    for entry in [*results.results.values(), *results.groups.values()]:
+        for protocol, scale in (("rolellm", 1.1), ("rolebench", 0.3)):
+            block = entry.value(protocol) or {}
+            for metric in ("cus", "raw", "spe", "avg"):
+                if block.get(metric) is not None:
+                    block[metric] *= scale
+                    if protocol == entry.protocol and getattr(entry, metric, None) is not None:
+                        setattr(entry, metric, block[metric])
+        if isinstance(entry, TaskResult) and entry.lengths is not None:
+            entry.lengths.answer_words_mean = 3 * (entry.lengths.reference_words_mean or 1.0)
+    write_results(target, results)
+    return target
+
+
+@pytest.fixture(scope="module")
+def inflated(runs, tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("inflated")
+    shutil.copytree(runs / "demo-rolegpt", root / "demo-rolegpt")
+    verbose_variant(runs / "demo-rolegpt", root / "demo-verbose")
+    variant(runs / "demo-rolegpt", root / "demo-weak", name="weak model", scale=0.1)
+    return root
+
+
+def test_a_rank_length_cannot_buy_and_the_floors(inflated):
+    board = board_of(collect([inflated]), "verbose model")
+    by_model = {r.model: r for r in board.rows}
+    verbose, rolegpt = by_model["verbose model"], by_model["RoleGPT (released baseline answers)"]
+    assert (verbose.rank, rolegpt.rank) == (1, 2)  # the paper's recall ranks the rambler first
+    assert (verbose.rank_f, rolegpt.rank_f) == (2, 1)  # the F-measure does not
+    assert "verbose model 1 → 2" in board.order_note() and "RoleGPT" in board.order_note()
+    assert verbose.flags[0] == "length-inflated" and rolegpt.flags == []
+    assert "below-floor" in by_model["weak model"].flags
+    floors = [r for r in board.rows if r.source == FLOOR]
+    assert {r.spec for r in floors} == {"baseline:question", "baseline:description"}
+    assert all(r.rank is None and r.rank_f is None for r in floors) and board.rows[-len(floors) :] == floors
+    group = read_results(inflated / "demo-rolegpt").groups["rolebench_demo"].value("floors")
+    question = next(r for r in floors if r.spec == "baseline:question")
+    assert question.avg == group["baseline:question"]["rolellm"]["avg"]
+    assert question.f_avg == group["baseline:question"]["rolebench"]["avg"]
+
+
+def test_flags_and_their_meanings_in_every_format(inflated, tmp_path):
+    build([inflated], tmp_path)
+    document = json.loads((tmp_path / "leaderboard.json").read_text(encoding="utf-8"))
+    rows = {r["model"]: r for b in document["boards"] for r in b["rows"]}
+    assert rows["verbose model"]["flags"] == ["length-inflated"] and rows["verbose model"]["rank_f"] == 2
+    assert any(b["order_note"] for b in document["boards"])
+    meaning = "answers over 2x the references' length"
+    markdown = (tmp_path / "leaderboard.md").read_text(encoding="utf-8")
+    assert f"- length-inflated: {meaning}" in markdown and re.search(r"\| F rank +\|", markdown)
+    assert "Ranked by the F-measure instead of the paper's recall" in markdown
+    table = list(csv.DictReader(io.StringIO((tmp_path / "leaderboard.csv").read_text(encoding="utf-8"))))
+    verbose = next(r for r in table if r["model"] == "verbose model")
+    assert verbose["flags"] == "length-inflated" and verbose["flag_meanings"].startswith(
+        f"length-inflated: {meaning}"
+    )
+    assert {r["source"] for r in table} == {"ours", "floor"}
+    latex = (tmp_path / "leaderboard.tex").read_text(encoding="utf-8")
+    assert (
+        "length-inflated" in latex
+        and "Flags" in latex
+        and "below-floor: at or below a null baseline" in latex
+    )
+    page = (tmp_path / "index.html").read_text(encoding="utf-8")
+    assert f'title="{meaning}' in page.replace("&#39;", "'") and "floor: unranked" in page
+
+
+LAYOUT_PROBE = """
+const px = (r) => Math.round(r * 10) / 10;
+const canvas = document.createElement("canvas").getContext("2d");
+const out = {pageWidth: document.documentElement.scrollWidth, window: window.innerWidth,
+             names: [], headers: [], scrolling: []};
+for (const span of document.querySelectorAll("td .model")) {
+  canvas.font = getComputedStyle(span).font;
+  const longest = Math.max(...span.textContent.split(/\\s+/).map((w) => canvas.measureText(w).width));
+  const width = px(span.getBoundingClientRect().width);
+  out.names.push({name: span.textContent, width: width, longest: px(longest)});
+}
+for (const table of document.querySelectorAll("table.lb")) {
+  const cells = table.tBodies[0].rows[0].cells;
+  table.querySelectorAll("thead th").forEach((th, i) => {
+    const a = th.getBoundingClientRect(), b = cells[i].getBoundingClientRect();
+    out.headers.push({text: th.textContent, dl: px(a.left - b.left), dr: px(a.right - b.right)});
+  });
+  const box = table.parentElement;
+  out.scrolling.push({scrolls: box.scrollWidth > box.clientWidth, page: box.getBoundingClientRect().right});
+}
+return out;
+"""
+
+
+@pytest.mark.parametrize("width", [390, 1280, 1920])
+def test_page_reads_well_on_a_phone_and_on_desktops_in_chromium(runs, inflated, tmp_path, width):
+    long_name = "HuggingFaceTB/SmolLM2-1.7B-Instruct fine-tuned on RoleBench with RoCIT (LoRA r=16)"
+    variant(runs / "demo-rolegpt", tmp_path / "runs" / "long", name=long_name, scale=0.9)
+    shutil.copytree(inflated, tmp_path / "runs" / "inflated")
+    shutil.copytree(runs / "zh-limit", tmp_path / "runs" / "zh-limit")
+    shutil.copytree(runs / "nested", tmp_path / "runs" / "nested")
+    build([tmp_path / "runs"], tmp_path / "board")
+    driver = chrome_driver()
+    try:
+        mobile = width < 600
+        driver.execute_cdp_cmd(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": mobile},
+        )
+        driver.get((tmp_path / "board" / "index.html").as_uri())
+        layout = driver.execute_script(LAYOUT_PROBE)
+        ARTIFACTS.mkdir(exist_ok=True)
+        driver.save_screenshot(str(ARTIFACTS / f"leaderboard-{width}.png"))
+    finally:
+        driver.quit()
+    assert layout["window"] == width
+    assert layout["pageWidth"] <= width  # the page itself is never wider than the window
+    assert {n["name"] for n in layout["names"]} >= {long_name, XSS, "verbose model"}
+    for name in layout["names"]:  # a name wraps between words, never letter by letter
+        assert name["width"] >= min(name["longest"], 150) - 1, name
+    for header in layout["headers"]:  # each header sits over its own column
+        assert abs(header["dl"]) <= 1 and abs(header["dr"]) <= 1, header
+    assert all(box["page"] <= width for box in layout["scrolling"])
+    if mobile:  # wide boards scroll inside their own box
+        assert any(box["scrolls"] for box in layout["scrolling"])
+    else:
+        assert not any(box["scrolls"] for box in layout["scrolling"])

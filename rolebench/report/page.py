@@ -17,6 +17,9 @@ from typing import Any
 from rolebench.data.splits import SPLITS
 from rolebench.errors import MissingDependency
 from rolebench.leaderboard.tables import metric_text
+from rolebench.report.summary import MEASURES, entries
+from rolebench.scoring.flags import MEANINGS, describe
+from rolebench.scoring.flags import ORDER as FLAG_ORDER
 from rolebench.results.io import read_results, read_samples, samples_path
 from rolebench.results.schema import RunResults
 from rolebench.scoring.metrics import AVG, CUS, LABELS, METRIC_KEYS, RAW, SPE, metrics_for
@@ -103,21 +106,87 @@ def worst_samples(run_dir: Path, task: str, metric: str, count: int) -> dict[str
     return {"available": True, "rows": rows, "unscored": len(records) - len(scored)}
 
 
+def _percent(value: float | None, interval: list[float] | None = None) -> str:
+    if value is None:
+        return "–"
+    return f"{100 * value:.2f}" + (f" [{100 * interval[0]:.1f}, {100 * interval[1]:.1f}]" if interval else "")
+
+
+def held_protocols(results: RunResults) -> list[str]:
+    """The headline protocol first, then every other the run holds."""
+    headline = results.config.scoring.get("protocol")
+    held = list(results.config.scoring.get("protocols") or {})
+    return list(dict.fromkeys(p for p in [headline, *held] if p))
+
+
 def summary_rows(results: RunResults) -> list[dict[str, Any]]:
+    """One row per task or group and protocol (the headline first), with the judge's fields and flags."""
+    protocols = held_protocols(results)
+    headline = protocols[0] if protocols else None
     rows = []
-    for name, entry in [*results.results.items(), *results.groups.items()]:
+    for name, entry in entries(results):
         data = entry.model_dump()
-        win = data.get("win_rate")
+        for index, protocol in enumerate(protocols or [None]):
+            block = data if protocol == headline else (data.get(protocol or "") or {})
+            first = index == 0
+            rows.append(
+                {
+                    "name": name if first else "",
+                    "group": name in results.groups,
+                    "protocol": f"{protocol} ({MEASURES.get(protocol or '', '')})" if protocol else "",
+                    "first": first,
+                    "n": data.get("n") if first else "",
+                    "not_covered": data.get("n_not_covered") if first else None,
+                    "metrics": [metric_text(block.get(m)) for m in (*METRIC_KEYS, AVG)],
+                    "win_rate": _percent(data.get("win_rate"), data.get("win_rate_ci")) if first else "",
+                    "win_rate_lc": _percent(data.get("win_rate_lc"), data.get("win_rate_lc_ci"))
+                    if first
+                    else "",
+                    "flags": [(f, MEANINGS.get(f, "")) for f in data.get("flags") or []] if first else [],
+                }
+            )
+    return rows
+
+
+def answer_rows(results: RunResults) -> list[dict[str, Any]]:
+    """Per task: answer length against the references', the shares cut at the token limit and looping."""
+    rows = []
+    for name, task in results.results.items():
+        lengths = task.lengths
+        if lengths is None or lengths.answer_words_mean is None:
+            continue
+        reference = lengths.reference_words_mean
         rows.append(
             {
                 "name": name,
-                "group": name in results.groups,
-                "n": data.get("n"),
-                "not_covered": data.get("n_not_covered"),
-                "metrics": [metric_text(data.get(m)) for m in (*METRIC_KEYS, AVG)],
-                "win_rate": "–" if win is None else f"{100 * win:.2f}",
+                "answer": f"{lengths.answer_words_mean:.0f}",
+                "reference": "–" if reference is None else f"{reference:.0f}",
+                "ratio": f"{lengths.answer_words_mean / reference:.2f}x" if reference else "–",
+                "tokens": "–" if lengths.answer_tokens_mean is None else f"{lengths.answer_tokens_mean:.0f}",
+                "cut": "–" if lengths.cut_at_limit is None else f"{lengths.cut_at_limit:.0%}",
+                "looping": "–" if lengths.looping is None else f"{lengths.looping:.0%}",
+                "max_new_tokens": lengths.max_new_tokens,
             }
         )
+    return rows
+
+
+def floor_rows(results: RunResults) -> list[dict[str, Any]]:
+    """Per task and group and floor: its scores under each protocol, beside the run's own."""
+    protocols = held_protocols(results)
+    rows = []
+    for name, entry in entries(results):
+        floors = entry.value("floors") or {}
+        data = entry.model_dump()
+        for spec, block in {"this run": None, **floors}.items():
+            values = []
+            for protocol in protocols:
+                own = data if protocol == protocols[0] else (data.get(protocol) or {})
+                source = own if block is None else (block.get(protocol) or {})
+                values.append([metric_text(source.get(m)) for m in (*METRIC_KEYS, AVG)])
+            rows.append({"name": name, "spec": spec, "own": block is None, "cells": values})
+        if not floors:
+            rows = [r for r in rows if r["name"] != name]
     return rows
 
 
@@ -144,6 +213,10 @@ def report_context(run_dir: Path, worst: int = DEFAULT_WORST) -> dict[str, Any]:
         "limit": results.config.limit,
         "protocol": results.config.scoring.get("protocol"),
         "summary": summary_rows(results),
+        "answers": answer_rows(results),
+        "floors": floor_rows(results),
+        "protocols": held_protocols(results),
+        "flag_legend": [describe(f) for f in FLAG_ORDER],
         "tasks": tasks,
         "config": json.dumps(
             results.config.model_dump(mode="json"), ensure_ascii=False, indent=2, sort_keys=True

@@ -118,7 +118,7 @@ def summary_notes(results: RunResults) -> list[str]:
     return notes
 
 
-def _entries(results: RunResults) -> list[tuple[str, TaskResult | GroupResult]]:
+def entries(results: RunResults) -> list[tuple[str, TaskResult | GroupResult]]:
     """Tasks then groups, by name."""
     return [*results.results.items(), *results.groups.items()]
 
@@ -129,7 +129,7 @@ def floor_notes(results: RunResults) -> list[str]:
     headline = str(results.config.scoring.get("protocol") or "")
     shown = list(dict.fromkeys(p for p in (headline, "rolebench") if p))
     notes = []
-    for name, entry in _entries(results):
+    for name, entry in entries(results):
         floors = entry.value("floors") or {}
         parts = []
         for spec, block in floors.items():
@@ -147,7 +147,7 @@ def floor_notes(results: RunResults) -> list[str]:
 
 def flag_notes(results: RunResults) -> list[str]:
     """The meaning of every flag the run's tasks and groups carry, one line each."""
-    held = [flag for _, entry in _entries(results) for flag in entry.value("flags") or []]
+    held = [flag for _, entry in entries(results) for flag in entry.value("flags") or []]
     return [f"flag {describe(flag)}" for flag in dict.fromkeys(held)]
 
 

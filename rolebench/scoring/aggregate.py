@@ -16,7 +16,7 @@ from rolebench.data.splits import get_split
 from rolebench.results.schema import GroupResult, SampleRecord, TaskResult
 from rolebench.scoring.answers import answer_lengths
 from rolebench.scoring.flags import BELOW_FLOOR, answer_flags, sorted_flags
-from rolebench.scoring.floors import below_floor, floor_scores, group_floors
+from rolebench.scoring.floors import FLOOR_SPECS, below_floor, floor_scores, group_floors
 from rolebench.scoring.metrics import AVG, METRIC_KEYS, metrics_for
 from rolebench.scoring.protocols import ScoringProtocol
 from rolebench.scoring.stats import (
@@ -92,8 +92,7 @@ def flags_of(
     (`inherited`), and `below-floor` when a headline value is at or below a floor other than the
     model's own (a floor run is not below itself)."""
     found = [*inherited, *answer_flags(values.get("lengths"))]
-    others = {spec: block for spec, block in floors.items() if spec != model_spec}
-    if protocol and below_floor(values, others, protocol):
+    if protocol and model_spec not in FLOOR_SPECS and below_floor(values, floors, protocol):
         found.append(BELOW_FLOOR)
     return sorted_flags(found)
 
