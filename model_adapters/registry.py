@@ -43,7 +43,12 @@ BACKENDS: dict[str, Backend] = {
         Backend("smollm2", "model_adapters.llamacpp:SmolLM2Adapter", "name", "smollm2:135m"),
         Backend("vllm", "model_adapters.vllm:VLLMAdapter", "revisioned", "vllm:ID_OR_PATH[@REVISION]"),
         Backend("lmeval", "model_adapters.lmeval:LMEvalAdapter", "name,args", "lmeval:NAME[,key=value...]"),
-        Backend("baseline", "model_adapters.baseline:BaselineAdapter", "name", "baseline:rolegpt"),
+        Backend(
+            "baseline",
+            "model_adapters.baseline:BaselineAdapter",
+            "name",
+            "baseline:rolegpt|question|description",
+        ),
     )
 }
 

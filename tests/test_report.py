@@ -111,3 +111,48 @@ def test_report_command(demo_run, tmp_path, capsys):
 def test_report_config_is_the_run_config(demo_run):
     shown = json.loads(report_context(demo_run)["config"])
     assert shown == read_results(demo_run).config.model_dump(mode="json")
+
+
+def test_report_shows_every_protocol_lengths_flags_and_floors(demo_run, tmp_path):
+    results = read_results(demo_run)
+    task = results.results["rolebench_demo_specific"]
+    task.lengths.answer_words_mean = 5 * (task.lengths.reference_words_mean or 1.0)  # as a rambler's
+    task.value("flags").append("length-inflated")
+    copy = tmp_path / "run"
+    shutil.copytree(demo_run, copy)
+    write_results(copy, results)
+    context = report_context(copy)
+    start = next(i for i, row in enumerate(context["summary"]) if row["name"] == "rolebench_demo_specific")
+    protocols = [row["protocol"] for row in context["summary"][start : start + 2]]
+    assert protocols == ["rolellm (recall)", "rolebench (F)"]  # both protocols, the headline first
+    specific = next(row for row in context["summary"] if row["name"] == "rolebench_demo_specific")
+    assert specific["flags"][0][0] == "length-inflated" and "references' length" in specific["flags"][0][1]
+    answers = {row["name"]: row for row in context["answers"]}
+    assert (
+        answers["rolebench_demo_specific"]["ratio"] == "5.00x"
+        and answers["rolebench_demo_general"]["cut"] == "0%"
+    )
+    assert answers["rolebench_demo_general"]["looping"] == "0%"
+    floors = [(row["name"], row["spec"]) for row in context["floors"]]
+    assert ("rolebench_demo_specific", "baseline:question") in floors and (
+        "rolebench_demo",
+        "baseline:description",
+    ) in floors
+    question = next(
+        r for r in context["floors"] if r["name"] == "rolebench_demo" and r["spec"] == "baseline:question"
+    )
+    recorded = results.groups["rolebench_demo"].value("floors")["baseline:question"]
+    assert (
+        question["cells"][0][3] == f"{recorded['rolellm']['avg']:.4f}"
+        and question["cells"][1][3] == f"{recorded['rolebench']['avg']:.4f}"
+    )
+    page = write_report(copy, tmp_path / "r.html").read_text(encoding="utf-8")
+    for text in (
+        "Answers",
+        "Floors",
+        "cut at the token limit",
+        "looping",
+        "LC win rate",
+        "below-floor: at or below",
+    ):
+        assert text in page

@@ -27,7 +27,8 @@ def add_parser(subparsers: Subparsers) -> None:
     p.add_argument(
         "--model",
         help="model spec: hf:ID[@REV], peft:BASE+ADAPTER, openai:MODEL[@URL], "
-        "llamacpp:PATH, smollm2:135m (the embedded model), vllm:ID, lmeval:NAME,args, baseline:rolegpt",
+        "llamacpp:PATH, smollm2:135m (the embedded model), vllm:ID, lmeval:NAME,args, baseline:rolegpt, "
+        "and the floors baseline:question, baseline:description",
     )
     p.add_argument("--tasks", help="comma-separated task or group names (see `rolebench tasks`)")
     add_config_argument(p)
