@@ -25,7 +25,6 @@ from rolebench.leaderboard.rows import (
 )
 from rolebench.results.schema import RunResults
 from rolebench.scoring.aggregate import GroupDef, flags_of, group_results
-from rolebench.scoring.flags import BELOW_FLOOR
 from rolebench.scoring.floors import FLOOR_SPECS
 from rolebench.scoring.metrics import AVG, METRIC_KEYS
 from rolebench.scoring.protocols import F_MEASURE_PROTOCOL, PAPER_PROTOCOL
@@ -118,13 +117,9 @@ def _group_row(run: RunResults, group: str, tasks: list[str], name: str) -> Row:
 def row_flags(
     tasks: Iterable[Mapping[str, Any]], totals: Mapping[str, Any], protocol: str, spec: str
 ) -> list[str]:
-    """The row's flags under the board's protocol: each task's length and looping flags and its
-    `below-floor` (recomputed: the board may show another protocol than the run's headline), and
-    `below-floor` for the split's own values."""
-    inherited = []
-    for task in tasks:
-        inherited += flags_of(task, task.get("floors") or {}, protocol, spec)
-        inherited += [f for f in task.get("flags") or [] if f != BELOW_FLOOR]
+    """The row's flags, recomputed under the board's protocol (it may not be the run's headline, and
+    results written before flags existed have none): each task's, and `below-floor` for the split's."""
+    inherited = [flag for task in tasks for flag in flags_of(task, task.get("floors") or {}, protocol, spec)]
     return flags_of(totals, totals.get("floors") or {}, protocol, spec, inherited)
 
 

@@ -18,10 +18,10 @@ from rolebench.data.splits import SPLITS
 from rolebench.errors import MissingDependency
 from rolebench.leaderboard.tables import metric_text
 from rolebench.report.summary import MEASURES, entries
-from rolebench.scoring.flags import MEANINGS, describe
-from rolebench.scoring.flags import ORDER as FLAG_ORDER
 from rolebench.results.io import read_results, read_samples, samples_path
 from rolebench.results.schema import RunResults
+from rolebench.scoring.flags import MEANINGS, describe
+from rolebench.scoring.flags import ORDER as FLAG_ORDER
 from rolebench.scoring.metrics import AVG, CUS, LABELS, METRIC_KEYS, RAW, SPE, metrics_for
 from rolebench.storage.files import write_text_atomic
 from rolebench.templating import html_environment

@@ -8,7 +8,7 @@ from tabulate import tabulate
 
 from rolebench.data.splits import SPLITS
 from rolebench.results.schema import GroupResult, RunResults, TaskResult
-from rolebench.scoring.flags import describe
+from rolebench.scoring.flags import describe, sorted_flags
 from rolebench.scoring.metrics import AVG, LABELS, METRIC_KEYS, RAW
 
 SCORE_COLUMNS = (*METRIC_KEYS, AVG)
@@ -148,7 +148,7 @@ def floor_notes(results: RunResults) -> list[str]:
 def flag_notes(results: RunResults) -> list[str]:
     """The meaning of every flag the run's tasks and groups carry, one line each."""
     held = [flag for _, entry in entries(results) for flag in entry.value("flags") or []]
-    return [f"flag {describe(flag)}" for flag in dict.fromkeys(held)]
+    return [f"flag {describe(flag)}" for flag in sorted_flags(held)]
 
 
 def summary_text(results: RunResults) -> str:
