@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Rebuild the published leaderboard (leaderboard.md, .csv, .tex, .json, index.html) from the result
 # files in leaderboard/results/<run>/results.json, beside the paper's reported rows. Every board also shows
-# the floors (the question, or the role's description, as the answer) each run scored on its own items.
+# the floors (the question, or the role's description, as the answer) on every item of its split.
 #
 #   leaderboard/build.sh           rebuild the tables and the page from the committed results (seconds)
 #   leaderboard/build.sh --rerun   first re-run every evaluation, then rebuild. Needs the RoleBench files
@@ -28,6 +28,13 @@ if [[ "${1:-}" == "--rerun" ]]; then
   evaluate eng-role-rolegpt --model baseline:rolegpt --tasks rolebench_eng_role
   evaluate eng-instruct-rolegpt --model baseline:rolegpt --tasks rolebench_eng_instruct_specific
   evaluate demo-rolegpt --model baseline:rolegpt --tasks rolebench_demo
+  # The floors: the question itself, and the role's description, as the answer, on every item.
+  for floor in question description; do
+    evaluate "zh-floor-$floor" --model "baseline:$floor" --tasks rolebench_zh
+    evaluate "eng-role-floor-$floor" --model "baseline:$floor" --tasks rolebench_eng_role
+    evaluate "eng-instruct-floor-$floor" --model "baseline:$floor" --tasks rolebench_eng_instruct_specific
+    evaluate "demo-floor-$floor" --model "baseline:$floor" --tasks rolebench_demo
+  done
   # The embedded model, SmolLM2-135M-Instruct (GGUF, CPU): the whole packaged demo, and the main job
   # (`rolebench demo`: 30 stratified samples of each English role-generalization task).
   evaluate demo-smollm2-135m --model smollm2:135m --tasks rolebench_demo
@@ -35,7 +42,7 @@ if [[ "${1:-}" == "--rerun" ]]; then
     --repetition-penalty 1.15
   # ... and on Chinese, which it does not speak, as a new user would run it (task defaults): its answers
   # loop to the token limit, and the paper's recall still gives it three quarters of RoleGPT's CUS.
-  evaluate zh-smollm2-135m-limit50 --model smollm2:135m --tasks rolebench_zh --limit 50
+  evaluate zh-smollm2-135m-limit20 --model smollm2:135m --tasks rolebench_zh --limit 20
 fi
 
 rolebench leaderboard build leaderboard/results --out leaderboard

@@ -146,13 +146,14 @@ def group_rows(runs: Sequence[tuple[RunResults, str]]) -> list[Entry]:
 
 
 def floor_rows(rows: Sequence[Row], protocol: str) -> list[Row]:
-    """The floors a board's rows carry (scored on their own items), as unranked rows: one per floor
-    that no floor run of the board already shows, taken from its fullest row."""
+    """The floors of a board that no floor run of it shows (a floor run covers every item of the
+    split): each row records them on the items it answered, so they are taken from the row that
+    answered the most, and say so."""
     present = {r.spec for r in rows if r.source == FLOOR}
     candidates = [r for r in rows if r.floors and r.source != FLOOR]
     if not candidates:
         return []
-    source = max(candidates, key=lambda r: (not r.partial, r.n or 0))
+    source = max(candidates, key=lambda r: ((r.n or 0) - (r.n_not_covered or 0), not r.partial))
     found = []
     for spec, block in source.floors.items():
         if spec in present or not any(v is not None for v in (block.get(protocol) or {}).values()):
@@ -162,15 +163,13 @@ def floor_rows(rows: Sequence[Row], protocol: str) -> list[Row]:
             spec=spec,
             source=FLOOR,
             split=source.split,
-            n=source.n,
-            n_full=source.n_full,
-            limit=source.limit,
+            n=(source.n or 0) - (source.n_not_covered or 0),
             protocol=protocol,
             dataset=source.dataset,
             date=source.date,
             run=source.run,
             missing_tasks=list(source.missing_tasks),
-            notes=[f"scored on the items of {source.run}"],
+            notes=[f"scored on the items {source.run} answered"],
         )
         values, f_values = block.get(protocol) or {}, block.get(F_MEASURE_PROTOCOL) or {}
         for metric in (*METRIC_KEYS, AVG):
