@@ -41,8 +41,12 @@ def evaluate_args(model_dir: Path, out: Path, *extra: str) -> list[str]:
 
 
 def stored(out: Path) -> int:
+    """Answers in the store; 0 while the file exists but its table does not yet (a run just starting)."""
     with sqlite3.connect(out / "generations.sqlite") as db:
-        return int(db.execute("SELECT COUNT(*) FROM generations").fetchone()[0])
+        try:
+            return int(db.execute("SELECT COUNT(*) FROM generations").fetchone()[0])
+        except sqlite3.OperationalError:
+            return 0
 
 
 def outputs(out: Path) -> dict[str, str | None]:
