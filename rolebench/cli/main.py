@@ -17,17 +17,17 @@ from collections.abc import Sequence
 
 from rolebench import commands
 from rolebench.cli.failures import report
-from rolebench.commands._arguments import config_defaults
+from rolebench.commands._arguments import Parser, config_defaults
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="rolebench",
         description="RoleBench (RoleLLM) harness: evaluate, score, judge, leaderboards, data, recipes.",
     )
     parser.add_argument("--version", action="version", version=f"rolebench {_version()}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=Parser)
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
         if not info.name.startswith("_"):
             importlib.import_module(f"{commands.__name__}.{info.name}").add_parser(subparsers)

@@ -1,8 +1,10 @@
-"""Arguments several commands share: the data source, backend options (`--model-args`), the parser type."""
+"""Arguments several commands share: the data source, backend options (`--model-args`), the parser type,
+and how every `--help` is laid out (a description, and each option's default)."""
 
 from __future__ import annotations
 
 import argparse
+import difflib
 from pathlib import Path
 from typing import Any, TypeAlias
 
@@ -11,6 +13,38 @@ import yaml
 from rolebench.errors import ConfigError
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """`--help` as users read it: a description written on several lines keeps its lines (one line is
+    wrapped), and every option with a default says it, unless its help already does."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if "\n" in text.strip():
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if "default" in text.lower() or not shows_default(action):
+            return text
+        return f"{text} (default: %(default)s)" if text else "default: %(default)s"
+
+
+def shows_default(action: argparse.Action) -> bool:
+    """Whether an option has a default worth printing (not None, off, empty or hidden)."""
+    default = action.default
+    if isinstance(action, argparse._StoreTrueAction | argparse._HelpAction | argparse._VersionAction):
+        return False
+    return default not in (None, "", argparse.SUPPRESS) and default != []
+
+
+class Parser(argparse.ArgumentParser):
+    """Every rolebench parser (subcommands and their actions too): the help layout of `HelpFormatter`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
 
 
 def add_data_arguments(p: argparse.ArgumentParser) -> None:
@@ -79,8 +113,10 @@ def config_defaults(path: Path, parser: argparse.ArgumentParser) -> dict[str, An
         dest = str(key).strip().lstrip("-").replace("-", "_")
         action = actions.get(dest)
         if action is None:
+            close = difflib.get_close_matches(dest, list(actions), n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
             known = ", ".join(sorted(actions))
-            raise ConfigError(f"unknown option {key!r}", where=str(path), fix=f"use one of: {known}")
+            raise ConfigError(f"unknown option {key!r}", where=str(path), fix=f"{hint}use one of: {known}")
         defaults[dest] = _flag_value(action, value, str(path))
     return defaults
 

@@ -24,12 +24,17 @@ def add_parser(subparsers: Subparsers) -> None:
         "data",
         help="download, verify, build, push and inspect the RoleBench dataset",
         description=_DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.set_defaults(run=run)
     sub = p.add_subparsers(dest="data_command", metavar="ACTION", required=True)
 
-    d = sub.add_parser("download", help="download the upstream files at a pinned revision (resumable)")
+    d = sub.add_parser(
+        "download",
+        help="download the upstream files at a pinned revision (resumable)",
+        description="Download the files rolebench reads from the upstream Hub dataset at a pinned revision "
+        "into a local folder in the Hub layout, with a checksum manifest (checksums.json). An interrupted "
+        "download resumes. Use the folder with --data-dir or $ROLEBENCH_DATA.",
+    )
     d.add_argument("--repo", default=UPSTREAM_REPO, help=f"dataset repo (default {UPSTREAM_REPO})")
     d.add_argument(
         "--revision", default=UPSTREAM_REVISION, help=f"branch, tag or commit (default {UPSTREAM_REVISION})"
@@ -38,7 +43,12 @@ def add_parser(subparsers: Subparsers) -> None:
         "--to", type=Path, default=Path("rolebench-data"), help="target folder (default ./rolebench-data)"
     )
 
-    v = sub.add_parser("verify", help="check a local copy against a checksum manifest")
+    v = sub.add_parser(
+        "verify",
+        help="check a local copy against a checksum manifest",
+        description="Check every file of a local copy (upstream layout or a `rolebench data build` folder) "
+        "against a checksum manifest; exit 1 and list the files that differ or are missing.",
+    )
     v.add_argument(
         "dir",
         type=Path,
@@ -54,23 +64,49 @@ def add_parser(subparsers: Subparsers) -> None:
     )
     v.add_argument("--partial", action="store_true", help="a missing file is reported, not a failure")
 
-    b = sub.add_parser("build", help="build the Parquet dataset with its card and checksums")
-    b.add_argument("source", metavar="SOURCE", help="a local folder in the Hub layout, or hub[:REV]")
+    b = sub.add_parser(
+        "build",
+        help="build the Parquet dataset with its card and checksums",
+        description="Turn RoleBench into a versioned dataset that `datasets.load_dataset` reads: one Parquet "
+        "config per split, a dataset card and checksums. v1.0 keeps the upstream rows as they are; --clean "
+        "builds v1.1 (duplicate rows merged, `type` de-duplicated).",
+    )
+    b.add_argument(
+        "source",
+        metavar="SOURCE",
+        help="where the rows come from: a local folder in the Hub layout (e.g. `rolebench data download`'s), "
+        "hub[:REV] (the upstream Hub repo, default revision: the pinned one), a folder written by "
+        "`rolebench data build` (a rebuild, e.g. v1.0 -> v1.1), or hf://ORG/NAME@VERSION (a pushed build)",
+    )
     b.add_argument("--out", type=Path, required=True, help="output folder (new, empty, or a previous build)")
     b.add_argument(
         "--clean", action="store_true", help="build v1.1: merge duplicate rows, de-duplicate `type`"
     )
-    b.add_argument("--max-shard-mb", type=float, default=256.0, help="Parquet shard size bound (default 256)")
+    b.add_argument("--max-shard-mb", type=float, default=256.0, help="Parquet shard size bound in MB")
     b.add_argument("--repo", help="the Hub repo ORG/NAME it will be pushed to (for the card's examples)")
     b.add_argument("--no-progress", action="store_true", help="hide progress bars")
 
-    u = sub.add_parser("push", help="upload a build and tag its version")
-    u.add_argument("dir", type=Path, metavar="DIR")
+    u = sub.add_parser(
+        "push",
+        help="upload a build and tag its version",
+        description="Upload a folder written by `rolebench data build` to a Hub dataset repo in one commit, "
+        "and tag that commit with the build's version (v1.0, v1.1), so that "
+        "`--data-dir hf://ORG/NAME@VERSION` reads exactly these files.",
+    )
+    u.add_argument(
+        "dir", type=Path, metavar="DIR", help="a folder written by `rolebench data build --out DIR`"
+    )
     u.add_argument("--repo", required=True, help="target dataset repo ORG/NAME")
     u.add_argument("--version", help="tag (default: the build's version; must match it)")
     u.add_argument("--private", action="store_true", help="create the repo private")
 
-    i = sub.add_parser("info", help="roles, splits, counts and missing files of a data source")
+    i = sub.add_parser(
+        "info",
+        help="roles, splits, counts and missing files of a data source",
+        description="Show, for each RoleBench split of a data source, its language, kind, test and train "
+        "rows, roles, and the items joined to a RoleGPT baseline answer and to a RAW reference; list the "
+        "files the source lacks.",
+    )
     i.add_argument(
         "dir",
         nargs="?",

@@ -39,7 +39,7 @@ def _generator_arguments(p: argparse.ArgumentParser, *, temperature: float, max_
     g.add_argument("--base-url", help="OpenAI-compatible server URL for openai: specs")
     g.add_argument("--model-args", default="", help="backend options as key=value,...")
     g.add_argument("--temperature", type=float, default=temperature, help=f"default {temperature}")
-    g.add_argument("--top-p", type=float, default=1.0)
+    g.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling (1.0: every token)")
     g.add_argument("--max-new-tokens", type=int, default=max_new_tokens, help=f"default {max_new_tokens}")
     g.add_argument("--concurrency", type=int, default=8, help="requests in flight (API generators)")
     g.add_argument("--batch-size", type=int, default=8, help="prompts per forward pass (local generators)")
@@ -51,7 +51,11 @@ def _generator_arguments(p: argparse.ArgumentParser, *, temperature: float, max_
 
 def _context_instruct(recipes: Subparsers) -> None:
     p = recipes.add_parser(
-        "context-instruct", help="role-specific questions/answers from a profile or script"
+        "context-instruct",
+        help="role-specific questions/answers from a profile or script",
+        description="Context-Instruct: ask a generator for role-specific question/answer pairs grounded in "
+        "segments of a role's profile or script (script-based) and in its description (script-agnostic), "
+        "drop near-duplicate questions, and write RoleBench role-specific rows (SPE data).",
     )
     p.add_argument("--role", required=True, help="the role's name as it appears in the data")
     p.add_argument(
@@ -75,7 +79,11 @@ def _context_instruct(recipes: Subparsers) -> None:
 
 def _rolegpt(recipes: Subparsers) -> None:
     p = recipes.add_parser(
-        "rolegpt", help="answer general instructions in role (RoleGPT, dialogue engineering)"
+        "rolegpt",
+        help="answer general instructions in role (RoleGPT, dialogue engineering)",
+        description="RoleGPT: answer general instructions as each role, with the RoleGPT system prompt and "
+        "demonstrations retrieved from the role's own script as earlier turns (dialogue engineering); "
+        "--n reference answers per pair (CUS data) and a baseline answer for the judge.",
     )
     p.add_argument(
         "--instructions", required=True, type=Path, help='JSONL with "instruction" (or "question")'
@@ -97,7 +105,10 @@ def _rolegpt(recipes: Subparsers) -> None:
 
 def _describe_role(recipes: Subparsers) -> None:
     p = recipes.add_parser(
-        "describe-role", help="a new role's description and catchphrases (desc.json entry)"
+        "describe-role",
+        help="a new role's description and catchphrases (desc.json entry)",
+        description="Role profile construction: ask a generator for a role's description (in the second "
+        "person) and its catchphrases, and add them to a desc.json in the released format.",
     )
     p.add_argument("--role", required=True, action="append", help="role name (repeat for several)")
     p.add_argument("--work", help="the film, series or book the role is from")
@@ -107,12 +118,17 @@ def _describe_role(recipes: Subparsers) -> None:
 
 
 def _build_splits(recipes: Subparsers) -> None:
-    p = recipes.add_parser("build-splits", help="instruction- and role-generalization train/test splits")
+    p = recipes.add_parser(
+        "build-splits",
+        help="instruction- and role-generalization train/test splits",
+        description="Split generated RoleBench data into the paper's instruction-generalization (held-out "
+        "pairs of every role) and role-generalization (held-out roles) train/test sets, in the Hub layout.",
+    )
     p.add_argument(
         "--data", required=True, type=Path, help="folder with general/*.jsonl and role_specific/*.jsonl"
     )
     p.add_argument("--out", required=True, type=Path, help="output folder (Hub layout)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the random splits")
     p.add_argument("--test-fraction", type=float, default=0.2, help="held-out share of each role's pairs")
     p.add_argument("--held-out-roles", nargs="+", default=[], help="roles held out for role generalization")
     p.add_argument(
@@ -121,7 +137,12 @@ def _build_splits(recipes: Subparsers) -> None:
 
 
 def _rocit(recipes: Subparsers) -> None:
-    p = recipes.add_parser("rocit", help="LoRA role-conditioned instruction tuning, then evaluation")
+    p = recipes.add_parser(
+        "rocit",
+        help="LoRA role-conditioned instruction tuning, then evaluation",
+        description="RoCIT: LoRA role-conditioned instruction tuning of a base model on RoleBench train data "
+        "(RoleLLaMA, RoleGLM), then `rolebench evaluate` of the adapter, all from one config file.",
+    )
     p.add_argument(
         "--config", required=True, help="shipped config (rolellama, roleglm, smoke-cpu) or a YAML file"
     )

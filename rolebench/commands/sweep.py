@@ -48,7 +48,7 @@ def add_parser(subparsers: Subparsers) -> None:
         "--leaderboard", action="store_true", help="build DIR/leaderboard from the runs at the end"
     )
     p.add_argument(
-        "--max-retries", type=int, default=2, help="Ray retries of a job whose worker died or failed (2)"
+        "--max-retries", type=int, default=2, help="Ray retries of a job whose worker died or failed"
     )
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.set_defaults(run=run)
