@@ -36,5 +36,6 @@ def resolve_source(
                 where="--data-dir" if data_dir is not None else DATA_DIR_ENV,
                 fix="point it at a folder in the Hub layout (rolebench-eng/, rolebench-zh/, profiles-*/)",
             )
-        return DataSource("local", str(root.resolve()))
+        chosen_by = "--data-dir" if data_dir is not None else f"${DATA_DIR_ENV}"
+        return DataSource("local", str(root.resolve()), chosen_by=chosen_by)
     return DataSource("hub", repo or UPSTREAM_REPO, revision or UPSTREAM_REVISION)

@@ -7,6 +7,7 @@ read with `datasets.load_dataset`, so Hub files are fetched one by one with `hug
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ class DataSource:
     location: str
     revision: str | None = None
     files: dict[str, str] = field(default_factory=dict)  # relpath -> sha256 of every file read
+    chosen_by: str | None = None  # "--data-dir" or "$ROLEBENCH_DATA": how a command was told (remedies)
 
     def require(self, relpath: str, purpose: str = "") -> Path:
         """Local path of a dataset file that must exist (a DataError saying how to get it otherwise)."""
@@ -93,6 +95,14 @@ class DataSource:
         if self.kind == "local":
             return (
                 f"download it from hf://datasets/{UPSTREAM_REPO} (rolebench data download --to "
-                f"{self.location}) or run without --data-dir to read the Hub"
+                f"{self.location}) or {self.hub_remedy()}"
             )
         return f"the file is not in {self.location} at revision {self.revision}"
+
+    def hub_remedy(self) -> str:
+        """How to read the Hub instead of this local folder, as the user chose it."""
+        if self.chosen_by == f"${DATA_DIR_ENV}":
+            return f"unset {DATA_DIR_ENV} to read the Hub"
+        if os.environ.get(DATA_DIR_ENV):
+            return f"run without --data-dir and with {DATA_DIR_ENV} unset to read the Hub"
+        return "run without --data-dir to read the Hub"
