@@ -1,4 +1,5 @@
-"""Errors a user can fix: each prints as one line (what, where, what to do) and exits with code 2.
+"""Errors a user can fix: each prints as one line (what, where, what to do) and exits with code 2
+(`RunFailed`, a run that failed as a whole: 1).
 
 The family is defined in `model_adapters.errors` (the ground floor, so that backends can raise it);
 `RoleBenchError` is its base under the name users know, and `DataError` is added here.
@@ -14,4 +15,18 @@ class DataError(RoleBenchError):
     """A missing or malformed data file."""
 
 
-__all__ = ["ConfigError", "DataError", "MissingDependency", "ModelError", "RoleBenchError", "first_line"]
+class RunFailed(RoleBenchError):
+    """The command ran and failed (nothing to score, the Ray cluster lost): one line, exit 1."""
+
+    exit_code = 1
+
+
+__all__ = [
+    "ConfigError",
+    "DataError",
+    "MissingDependency",
+    "ModelError",
+    "RoleBenchError",
+    "RunFailed",
+    "first_line",
+]

@@ -188,7 +188,11 @@ def demo_run(tmp_path: Path, capsys) -> Path:
 def test_a_damaged_results_file_is_one_line(command, damage, demo_run, capsys):
     (demo_run / "results.json").write_bytes(damage)
     code, err = run(capsys, command[0], str(demo_run), *command[1:])
-    assert code == 2 and "results.json" in err
+    if command[0] == "score":  # rebuilt from run.json, the samples files and the generation store
+        assert code == 0 and "results.json was damaged: rebuilt" in err
+        assert set(read_results(demo_run).results) == {"rolebench_demo_general", "rolebench_demo_specific"}
+    else:
+        assert code == 2 and "results.json" in err and f"rolebench score {demo_run}" in err
 
 
 @pytest.mark.parametrize("damage", [b"\xff\xfe\n", b"[1, 2]\n", b'{"id": 3}\n'])
@@ -208,9 +212,10 @@ def test_task_names_from_results_never_become_paths_outside_the_run(demo_run, ca
     results = read_results(demo_run)
     results.results["../../escaped"] = results.results.pop("rolebench_demo_general")
     write_results(demo_run, results)
-    for command in (["score", str(demo_run)], ["report", str(demo_run)]):
-        code, err = run(capsys, *command)
-        assert code == 2 and "unsafe task name" in err
+    code, err = run(capsys, "report", str(demo_run))
+    assert code == 2 and "unsafe task name" in err and f"rolebench score {demo_run}" in err
+    code, err = run(capsys, "score", str(demo_run))  # rebuilt from run.json and the samples files
+    assert code == 0 and "../../escaped" not in read_results(demo_run).results
     assert not (demo_run.parent.parent / "escaped.jsonl").exists()
 
 

@@ -1,16 +1,17 @@
 """`rolebench demo`: the main job on the embedded model, with whatever RoleBench data is at hand.
 
-It finds the data ($ROLEBENCH_DATA, a `shared/rolebench` folder beside the working folder or the
-checkout, the Hub when it answers, else the packaged demo), says which, evaluates the embedded
-SmolLM2-135M-Instruct on English role generalization (speaking style and role knowledge for the
-same 10 held-out roles; the model does not speak Chinese), prints the scores and a few answers.
-Every setting is an ordinary `rolebench evaluate` option, recorded in the run's results.json.
+Evaluate the embedded SmolLM2-135M-Instruct on English role generalization (speaking style and role
+knowledge of the same 10 held-out roles; the model does not speak Chinese) with the RoleBench data
+found first: --data-dir, $ROLEBENCH_DATA, a shared/rolebench folder beside the working folder or the
+checkout, the Hub when it answers, else the packaged demo. Print the scores, a few answers, and the
+`rolebench evaluate` command that is the same job (every setting is an ordinary evaluate option).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shlex
 from pathlib import Path
 
 from rolebench.commands._arguments import Subparsers
@@ -26,12 +27,17 @@ def add_parser(subparsers: Subparsers) -> None:
     p = subparsers.add_parser(
         "demo",
         help="run the main job on the embedded SmolLM2 model (no download)",
-        description=__doc__.splitlines()[0] if __doc__ else None,
+        description=__doc__.split("\n\n")[1].replace("\n", " ") if __doc__ else None,
     )
-    p.add_argument("--output", type=Path, default=Path("runs/demo"), help="run folder (default runs/demo)")
-    p.add_argument("--limit", type=int, default=LIMIT, help=f"samples per task (default {LIMIT})")
-    p.add_argument("--data-dir", help="a RoleBench folder in the Hub layout (default: found, see above)")
-    p.add_argument("--examples", type=int, default=3, help="answers to show (default 3)")
+    p.add_argument("--output", type=Path, default=Path("runs/demo"), help="run folder")
+    p.add_argument("--limit", type=int, default=LIMIT, help="samples per task")
+    p.add_argument(
+        "--data-dir",
+        help="a RoleBench folder in the Hub layout (default: $ROLEBENCH_DATA, else a shared/rolebench "
+        "folder beside the working folder or the checkout, else the Hub if it answers, else the "
+        "packaged demo)",
+    )
+    p.add_argument("--examples", type=int, default=3, help="answers to show")
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
     p.set_defaults(run=run)
 
@@ -59,11 +65,16 @@ def find_data(explicit: str | None) -> tuple[str | None, str]:
     )
 
 
+def same_job(data_dir: str | None, tasks: tuple[str, ...], args: argparse.Namespace) -> list[str]:
+    """The `rolebench evaluate` arguments of this demo: it runs them, and prints them to run again."""
+    argv = ["--model", MODEL, "--tasks", ",".join(tasks), "--limit", str(args.limit)]
+    argv += ["--repetition-penalty", str(REPETITION_PENALTY), "--output", str(args.output)]
+    return argv + (["--data-dir", data_dir] if data_dir is not None else [])
+
+
 def run(args: argparse.Namespace) -> int:
-    from model_adapters import GenerationConfig
     from model_adapters.network import offline
-    from rolebench.commands.evaluate import exit_code
-    from rolebench.evaluation.options import EvalOptions
+    from rolebench.commands.evaluate import exit_code, options_from_argv
     from rolebench.evaluation.pipeline import evaluate
     from rolebench.report.summary import summary_text
     from rolebench.results.io import read_samples
@@ -71,16 +82,9 @@ def run(args: argparse.Namespace) -> int:
     data_dir, said = find_data(args.data_dir)
     packaged = data_dir is None and offline()
     tasks = DEMO_TASKS if packaged else TASKS
+    argv = same_job(data_dir, tasks, args)
+    options = options_from_argv(argv, progress=not args.no_progress)
     print(f"rolebench demo: {said}; model {MODEL}; tasks {', '.join(tasks)}; --limit {args.limit}")
-    options = EvalOptions(
-        model=MODEL,
-        tasks=tasks,
-        output=args.output,
-        data_dir=data_dir,
-        limit=args.limit,
-        generation=GenerationConfig(repetition_penalty=REPETITION_PENALTY),
-        progress=not args.no_progress,
-    )
     results = evaluate(options)
     print(summary_text(results))
     shown = 0
@@ -93,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
     total = results.config.timings.get("total_s")
     print(
         f"\n{sum(t.n_generated for t in results.results.values())} answers in {total} s; results: "
-        f"{args.output / 'results.json'}; the same job: rolebench evaluate --model {MODEL} --tasks "
-        f"{','.join(tasks)} --limit {args.limit} --repetition-penalty {REPETITION_PENALTY}"
+        f"{args.output / 'results.json'}; the same job (it reuses every stored answer): "
+        f"{shlex.join(['rolebench', 'evaluate', *argv])}"
     )
     return exit_code(results)

@@ -8,7 +8,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rolebench.commands._arguments import Subparsers, add_config_argument, add_data_arguments, model_options
+from rolebench.commands._arguments import (
+    Parser,
+    Subparsers,
+    add_config_argument,
+    add_data_arguments,
+    model_options,
+)
 from rolebench.errors import ConfigError
 from rolebench.results.schema import RunResults
 
@@ -21,9 +27,23 @@ def add_parser(subparsers: Subparsers) -> None:
     p = subparsers.add_parser(
         "evaluate",
         help="evaluate a model on RoleBench tasks",
-        description="Evaluate a model on RoleBench tasks: generate, score (ROUGE-L), "
-        "optionally judge, and write DIR/results.json + DIR/samples/.",
+        description="Evaluate a model on RoleBench tasks: generate, score (ROUGE-L), optionally judge, and "
+        "write the run folder DIR/results.json + DIR/samples/. A run folder holds one run: running again "
+        "with more tasks adds them, with the same ones resumes (stored answers are reused), and other "
+        "settings are refused (see --overwrite).",
     )
+    add_arguments(p)
+    p.set_defaults(run=run)
+
+
+def options_from_argv(argv: list[str], *, progress: bool = True) -> EvalOptions:
+    """The EvalOptions `rolebench evaluate ARGV` would run (e.g. the job `rolebench demo` prints)."""
+    parser = Parser(prog="rolebench evaluate")
+    add_arguments(parser)
+    return eval_options(parser.parse_args(argv), progress=progress)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--model",
         help="model spec: hf:ID[@REV], peft:BASE+ADAPTER, openai:MODEL[@URL], "
@@ -32,7 +52,7 @@ def add_parser(subparsers: Subparsers) -> None:
     )
     p.add_argument("--tasks", help="comma-separated task or group names (see `rolebench tasks`)")
     add_config_argument(p)
-    p.add_argument("--output", type=Path, help="run folder (default runs/<model>)")
+    p.add_argument("--output", type=Path, help="the run folder (default: runs/<model>)")
     add_data_arguments(p)
     p.add_argument(
         "--limit", type=int, help="evaluate N samples of each task: a seeded sample stratified over roles"
@@ -51,16 +71,21 @@ def add_parser(subparsers: Subparsers) -> None:
         "opencompass; rolellm and rolebench are always computed",
     )
     g = p.add_argument_group("generation")
-    g.add_argument("--max-new-tokens", type=int, help="default: the task's max_gen_toks (512)")
-    g.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")
-    g.add_argument("--top-p", type=float, default=1.0)
+    g.add_argument(
+        "--max-new-tokens",
+        type=int,
+        help="answer length cap in tokens (default: each task's own max_gen_toks, fitted to its references: "
+        "160 for English tasks, 256 Chinese general, 320 Chinese role-specific; see `rolebench tasks`)",
+    )
+    g.add_argument("--temperature", type=float, default=0.0, help="sampling temperature; 0 = greedy")
+    g.add_argument("--top-p", type=float, default=1.0, help="nucleus sampling (1.0: every token)")
     g.add_argument(
         "--repetition-penalty",
         type=float,
         default=1.0,
         help="above 1 discourages repeats (default 1.0: none)",
     )
-    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--seed", type=int, default=0, help="seed of sampling and of the bootstrap intervals")
     g.add_argument(
         "--batch-size",
         type=int,
@@ -88,9 +113,11 @@ def add_parser(subparsers: Subparsers) -> None:
     )
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
     p.add_argument(
-        "--overwrite", action="store_true", help="replace a run of another model (or options) in --output"
+        "--overwrite",
+        action="store_true",
+        help="replace the run in --output if another model or other settings made it (the same run goes "
+        "on: its stored answers are reused, a damaged results.json is rebuilt from them)",
     )
-    p.set_defaults(run=run)
 
 
 def default_output(model: str) -> Path:
@@ -163,6 +190,13 @@ def run(args: argparse.Namespace) -> int:
     if args.judge:
         results = run_judge(args, options.output)
     print(summary_text(results))
+    if args.judge:
+        from rolebench.judge.outcomes import read_failure_line
+        from rolebench.judge.run import JUDGMENTS_DIR
+
+        failed = read_failure_line(options.output / JUDGMENTS_DIR)
+        if failed:
+            print(f"\njudge {args.judge}: {failed}; see {options.output / JUDGMENTS_DIR}")
     print(f"\nresults: {options.output / 'results.json'}")
     return exit_code(results)
 

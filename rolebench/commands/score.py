@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from rolebench.commands._arguments import Subparsers
@@ -14,7 +15,8 @@ def add_parser(subparsers: Subparsers) -> None:
         help="score saved generations under another protocol (no model needed)",
         description="Score DIR/samples/*.jsonl under a ROUGE-L protocol and add its numbers to "
         "DIR/results.json. The run's headline numbers, its other protocols, timings and judge fields "
-        "are kept.",
+        "are kept. A damaged results.json is rebuilt first, from run.json, the samples files and the "
+        "generation store.",
     )
     p.add_argument("run_dir", type=Path, help="a run folder written by `rolebench evaluate`")
     p.add_argument("--protocol", default="rolellm", help="rolellm (default), rolebench or opencompass")
@@ -22,11 +24,20 @@ def add_parser(subparsers: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from rolebench.evaluation.assemble import rebuild
+    from rolebench.evaluation.folder import damaged_results
     from rolebench.evaluation.rescore import rescore
     from rolebench.report.summary import summary_text
     from rolebench.storage.run_folder import locked_run
 
     with locked_run(args.run_dir):
+        if damaged_results(args.run_dir)[1] is not None:
+            rebuild(args.run_dir)
+            print(
+                "rolebench: results.json was damaged: rebuilt from run.json, the samples files and the "
+                "generation store",
+                file=sys.stderr,
+            )
         results = rescore(args.run_dir, args.protocol)
     print(summary_text(results))
     return 0

@@ -7,13 +7,16 @@ what is missing, and loads no model at all when nothing is.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from tqdm.auto import tqdm
 
 from model_adapters import GenerationConfig, Request
 from rolebench.cached_model import CachedModel
-from rolebench.errors import ModelError
+from rolebench.data.samples import split_files_status
+from rolebench.data.source import DataSource
+from rolebench.errors import ModelError, RoleBenchError, RunFailed
 from rolebench.evaluation.plan import TaskPlan
 
 GENERATIONS_FILE = "generations.sqlite"
@@ -66,3 +69,50 @@ def generate_task(plan: TaskPlan, model: CachedModel, *, progress: bool = True) 
                     "then run the same command again to resume",
                 )
     return outputs
+
+
+def check_answered(
+    model: str, plans: Sequence[TaskPlan], outputs: Sequence[dict[str, dict[str, Any]]], source: DataSource
+) -> None:
+    """A run in which not one sample got an answer is a failure (exit 1): one line saying why, naming the
+    data files its tasks lack (e.g. the RoleGPT answers `baseline:rolegpt` answers with)."""
+    records = [record for generated in outputs for record in generated.values()]
+    if any(record.get("output") is not None for record in records):
+        return
+    tasks = ", ".join(plan.spec.name for plan in plans)
+    failed = [record for record in records if record.get("failed")]
+    if failed:
+        raise RunFailed(
+            f"all {len(records)} requests of {tasks} failed (first error: {failed[0].get('error')})",
+            where=model,
+            fix="every answer is asked again by the next run: fix the model or server, then run the same "
+            "command again",
+        )
+    missing = missing_files(plans, source)
+    reason = next((r.get("error") for r in records if r.get("error")), None)
+    what = f"nothing to score: {model} answered none of the {len(records)} samples of {tasks}"
+    if reason:
+        what += f" ({reason})"
+    if not missing:
+        raise RunFailed(what, where=model, fix="check the model and the data of these tasks")
+    where = source.describe_location()
+    fix = (
+        f"add them to {where} (rolebench data download --to {where}), or {source.hub_remedy()}"
+        if source.kind == "local"
+        else "use a revision or data folder that has them"
+    )
+    raise RunFailed(f"{what}: the data lacks {', '.join(missing)}", where=where, fix=fix)
+
+
+def missing_files(plans: Sequence[TaskPlan], source: DataSource) -> list[str]:
+    """The files of the tasks' splits that evaluation reads and the data lacks (the train set, which it
+    never reads, and the raw answers, which only RAW needs, aside)."""
+    missing: set[str] = set()
+    for plan in plans:
+        try:
+            status = split_files_status(plan.spec.split.id, source)
+        except RoleBenchError:  # the Hub cannot be asked (offline): nothing to name
+            continue
+        unread = (plan.spec.split.raw_answers, plan.spec.split.file("train.jsonl"))
+        missing |= {f for f, found in status.items() if not found and f not in unread}
+    return sorted(missing)

@@ -2,79 +2,30 @@
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-from model_adapters import model_identity
+from model_adapters import ModelSpec, model_identity
 from rolebench.cached_model import CachedModel
 from rolebench.data.resolve import resolve_source
 from rolebench.data.samples import BASELINE_JOIN, DEMO_SOURCE
 from rolebench.data.source import DataSource
-from rolebench.errors import ConfigError
-from rolebench.evaluation.generate import GENERATIONS_FILE, GENERATIONS_TABLE, generate_task
+from rolebench.evaluation.assemble import assemble, with_model_info
+from rolebench.evaluation.folder import claim, merged_config
+from rolebench.evaluation.generate import GENERATIONS_FILE, GENERATIONS_TABLE, check_answered, generate_task
 from rolebench.evaluation.options import EvalOptions
 from rolebench.evaluation.plan import TaskPlan, plan_tasks
 from rolebench.evaluation.records import add_scores, sample_record
 from rolebench.prompts.roleplay import prompt_template_hash
-from rolebench.results.io import RESULTS_FILE, read_results, write_results, write_samples
-from rolebench.results.provenance import command_line, now_iso, package_versions
+from rolebench.results.io import write_results
+from rolebench.results.provenance import command_line, package_versions
 from rolebench.results.schema import RunConfig, RunResults, SampleRecord
-from rolebench.scoring.aggregate import GroupDef, aggregate_run
 from rolebench.scoring.protocols import ScoringProtocol, get_protocol, protocols_for
-from rolebench.storage.files import write_json_atomic
-from rolebench.storage.jsonl import read_json
 from rolebench.storage.records import RecordStore
 from rolebench.storage.run_folder import locked_run
 from rolebench.tasks.catalogue import resolve
 from rolebench.tasks.spec import GroupSpec, TaskSpec
-
-OWNER_FILE = "run.json"  # which model a run folder belongs to, written before anything else
-RUN_FILES = (
-    RESULTS_FILE,
-    OWNER_FILE,
-    "samples",
-    "judgments",
-    "report.html",
-    GENERATIONS_FILE,
-    f"{GENERATIONS_FILE}-wal",
-    f"{GENERATIONS_FILE}-shm",
-)
-
-
-def claim_output_dir(options: EvalOptions, identity: dict[str, Any]) -> list[str]:
-    """Make `options.output` this model's run folder (call under its lock); the protocols it already holds.
-
-    A folder holding another model's run (another spec, options or weights) is refused in one line,
-    unless `options.overwrite`: then that run's files are removed first.
-    """
-    output = options.output
-    owner = output / OWNER_FILE
-    previous: dict[str, Any] = read_json(owner) if owner.is_file() else {}
-    held: list[str] = []
-    if (output / RESULTS_FILE).is_file():
-        results = read_results(output)
-        previous = previous or {
-            "model": results.config.model.get("spec"),
-            "identity": results.config.model.get("identity"),
-        }
-        held = list(results.config.scoring.get("protocols") or {})
-    same = previous.get("model") in (None, options.model) and previous.get("identity") in (None, identity)
-    if not same:
-        if not options.overwrite:
-            raise ConfigError(
-                f"{output} holds a run of {previous.get('model')} (another model or other options)",
-                where="--output",
-                fix="choose another output folder, or pass --overwrite to replace it",
-            )
-        for name in RUN_FILES:
-            path = output / name
-            shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
-        held = []
-    write_json_atomic(owner, {"model": options.model, "identity": identity, "claimed": now_iso()})
-    return held
 
 
 def scoring_config(protocols: Sequence[ScoringProtocol]) -> dict[str, Any]:
@@ -84,29 +35,24 @@ def scoring_config(protocols: Sequence[ScoringProtocol]) -> dict[str, Any]:
 
 def build_config(
     options: EvalOptions,
-    model: CachedModel,
-    model_info: dict[str, Any],
+    identity: dict[str, Any],
     source: DataSource,
     specs: Sequence[TaskSpec],
     plans: Sequence[TaskPlan],
     protocols: Sequence[ScoringProtocol],
 ) -> RunConfig:
+    """How a run's numbers are made, as known before generating (`with_model_info` adds the model's)."""
     generation = plans[0].config.as_dict() if plans else options.generation.as_dict()
     return RunConfig(
         model={
-            **model_info,
             "spec": options.model,
-            "scheme": model.spec.scheme,
+            "scheme": ModelSpec.parse(options.model).scheme,
             "options": {k: str(v) for k, v in options.model_options.items()},
-            "identity": model.identity,
+            "identity": identity,
         },
         data={**data_provenance(source, specs), "baseline_join": BASELINE_JOIN},
         tasks={p.spec.name: {**p.spec.describe(), "generation": p.config.decoding_key()} for p in plans},
-        prompt={
-            "template_hash": prompt_template_hash(),
-            "system_role": model_info.get("system_role", "system"),
-            "chat_template_sha256": model_info.get("chat_template_sha256"),
-        },
+        prompt={"template_hash": prompt_template_hash()},
         scoring=scoring_config(protocols),
         generation=generation,
         limit=options.limit,
@@ -138,36 +84,20 @@ def data_provenance(source: DataSource, specs: Sequence[TaskSpec]) -> dict[str, 
     return described
 
 
-def group_defs(groups: Sequence[GroupSpec]) -> list[GroupDef]:
-    return [GroupDef(g.name, g.members) for g in groups]
-
-
-def score_and_write(
-    output: Path,
+def scored_records(
     plans: Sequence[TaskPlan],
     outputs: Sequence[dict[str, dict[str, Any]]],
     protocols: Sequence[ScoringProtocol],
-    groups: Sequence[GroupSpec],
-    options: EvalOptions,
-) -> RunResults:
-    """Score every sample under every protocol, write the samples files, aggregate (config filled later)."""
+) -> dict[str, list[SampleRecord]]:
+    """Every sample of the tasks run now, scored under every protocol the run holds."""
     records: dict[str, list[SampleRecord]] = {}
-    digests = {}
     for plan, generated in zip(plans, outputs, strict=True):
         unscored = [
             sample_record(s, r.messages, generated[r.id])
             for s, r in zip(plan.samples, plan.requests, strict=True)
         ]
         records[plan.spec.name] = add_scores(unscored, plan.spec.split.id, protocols, protocols[0].name)
-        digests[plan.spec.name] = write_samples(output, plan.spec.name, records[plan.spec.name])
-    splits = {plan.spec.name: plan.spec.split.id for plan in plans}
-    limits = {plan.spec.name: plan.config.max_new_tokens for plan in plans}
-    tasks, group_values = aggregate_run(
-        records, splits, group_defs(groups), protocols, options.bootstrap, limits, options.model
-    )
-    for name, result in tasks.items():
-        result.samples_sha256 = digests[name]
-    return RunResults(created=now_iso(), config=RunConfig(), results=tasks, groups=group_values)
+    return records
 
 
 def evaluate(options: EvalOptions) -> RunResults:
@@ -192,17 +122,35 @@ def _run(
     started: float,
 ) -> RunResults:
     """The part of `evaluate` that reads and writes the run folder (under its lock)."""
-    protocols = protocols_for(options.protocol, claim_output_dir(options, identity))
+    planned = build_config(options, identity, source, specs, plans, protocols_for(options.protocol, []))
+    members = {g.name: list(g.members) for g in groups}
+    previous = claim(options.output, options.model, identity, planned, members, options.overwrite)
+    protocols = protocols_for(options.protocol, previous.protocols)
     with RecordStore(options.output / GENERATIONS_FILE, GENERATIONS_TABLE) as store:
         model = CachedModel(options.model, options.model_options, store)
         try:
             outputs = [generate_task(plan, model, progress=options.progress) for plan in plans]
+            check_answered(options.model, plans, outputs, source)
             model_info = model.info()
         finally:
             model.close()
     generated_at = time.perf_counter()
-    results = score_and_write(options.output, plans, outputs, protocols, groups, options)
-    results.config = build_config(options, model, model_info, source, specs, plans, protocols)
+    for plan in plans:
+        previous.splits[plan.spec.name] = plan.spec.split.id
+        previous.limits[plan.spec.name] = plan.config.max_new_tokens
+    fresh = scored_records(plans, outputs, protocols)
+    results = assemble(
+        options.output,
+        fresh,
+        previous,
+        protocols,
+        options.bootstrap,
+        model_spec=options.model,
+        groups=members,
+    )
+    config = build_config(options, identity, source, specs, plans, protocols)
+    config = merged_config(previous.config, config, results.results)
+    results.config = with_model_info(config.model_copy(update={"judge": results.config.judge}), model_info)
     results.config.timings = {
         "generation_s": round(generated_at - started, 3),
         "scoring_s": round(time.perf_counter() - generated_at, 3),

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rolebench.evaluation.assemble import rebuild
+from rolebench.evaluation.folder import samples_tasks
 from rolebench.evaluation.pipeline import scoring_config
 from rolebench.evaluation.records import add_scores
 from rolebench.results.io import read_results, read_samples, stale_tasks, write_results, write_samples
 from rolebench.results.provenance import command_line, now_iso
 from rolebench.results.schema import GroupResult, RunResults, SampleRecord, TaskResult
 from rolebench.scoring.aggregate import BootstrapSettings, GroupDef, aggregate_run
-from rolebench.scoring.protocols import DEFAULT_PROTOCOL, ScoringProtocol, get_protocol, protocols_for
+from rolebench.scoring.protocols import ScoringProtocol, get_protocol, protocols_for
 
 
 def held_protocols(results: RunResults, added: str) -> list[ScoringProtocol]:
@@ -61,10 +63,12 @@ def rescore(run_dir: Path, protocol_name: str, bootstrap: BootstrapSettings | No
 
 
 def repair(run_dir: Path) -> list[str]:
-    """Make results.json agree with the samples files again after an interrupted write (re-scoring them,
-    under the run's headline protocol); the tasks that disagreed."""
+    """Make results.json agree with the samples files again after an interrupted write: a task whose
+    samples file is not the one it was computed from, or a samples file it does not list, is computed
+    again from the samples (one run.json does not know is removed); the tasks that disagreed."""
     results = read_results(run_dir)
     stale = stale_tasks(run_dir, results)
+    stale += [task for task in samples_tasks(run_dir) if task not in results.results]
     if stale:
-        rescore(run_dir, str(results.config.scoring.get("protocol") or DEFAULT_PROTOCOL))
+        rebuild(run_dir, results)
     return stale

@@ -57,14 +57,35 @@ def read_results(path: str | Path) -> RunResults:
         raise DataError(
             "no results file", where=str(path), fix="pass a run folder written by `rolebench evaluate`"
         )
-    data = read_json(path)
     try:
-        results = RunResults.model_validate(data)
+        results = RunResults.model_validate(read_json(path))
+    except DataError as exc:
+        raise DataError(
+            f"damaged results file ({exc.what})", where=exc.where, fix=damaged_fix(path) or exc.fix
+        ) from None
     except ValidationError as exc:
-        raise DataError(f"not a rolebench results file: {_first_error(exc)}", where=str(path)) from None
+        raise DataError(
+            f"not a rolebench results file: {_first_error(exc)}", where=str(path), fix=damaged_fix(path)
+        ) from None
     for task in results.results:
-        check_task_name(task, str(path))
+        try:
+            check_task_name(task, str(path))
+        except DataError as exc:
+            rebuild = damaged_fix(path)
+            raise DataError(
+                exc.what, where=exc.where, fix=f"{exc.fix}: {rebuild}" if rebuild else exc.fix
+            ) from None
     return results
+
+
+def damaged_fix(path: Path) -> str | None:
+    """What to do about a damaged results.json: in a run folder, rebuild it from the run's saved files."""
+    if path.name != RESULTS_FILE or not (path.parent / SAMPLES_DIR).is_dir():
+        return None
+    return (
+        f"rebuild it from the run's samples files and generation store: `rolebench score {path.parent}` "
+        "(or the same `rolebench evaluate` command with --overwrite)"
+    )
 
 
 def samples_path(run_dir: Path, task: str) -> Path:
