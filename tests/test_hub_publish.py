@@ -138,3 +138,30 @@ def test_model_card_merge_keeps_other_results(runs):
     assert merged == card and merged.endswith("# Weak\n") and "license: mit" in merged
     results = yaml.safe_load(merged.split("---")[1])["model-index"][0]["results"]
     assert [r["dataset"]["type"] for r in results] == ["other/data", "ZenMoore/RoleBench"]
+
+
+def test_a_published_leaderboard_holds_the_results_its_tables_are_built_from(runs, hub, tmp_path, capsys):
+    """`leaderboard build` copies every results.json into OUT/results/, `publish` uploads them with the
+    tables, and the tables built again from the published folder alone are the published ones."""
+    from huggingface_hub import snapshot_download
+
+    out = tmp_path / "board"
+    assert main(["leaderboard", "build", str(runs), "--out", str(out)]) == 0
+    assert "(2 results.json, the tables' sources)" in capsys.readouterr().out
+    copies = sorted(p.relative_to(out).as_posix() for p in (out / "results").rglob("results.json"))
+    assert copies == ["results/demo-rolegpt/results.json", "results/other/results.json"]
+    assert not list((out / "results").rglob("*.jsonl"))  # results only: samples and stores stay in runs/
+    args = ["leaderboard", "publish", str(out), "--repo", "org/board", "--endpoint", hub.url]
+    assert main(args) == 0 and "uploaded 7 files" in capsys.readouterr().out
+    published = Path(
+        snapshot_download(
+            "org/board", repo_type="dataset", endpoint=hub.url, local_dir=tmp_path / "published"
+        )
+    )
+    assert (published / "results/other/results.json").read_bytes() == (
+        runs / "other/results.json"
+    ).read_bytes()
+    rebuilt = tmp_path / "rebuilt"
+    assert main(["leaderboard", "build", str(published / "results"), "--out", str(rebuilt)]) == 0
+    for name in ("leaderboard.md", "leaderboard.csv", "leaderboard.tex", "leaderboard.json", "index.html"):
+        assert (rebuilt / name).read_bytes() == (published / name).read_bytes(), name

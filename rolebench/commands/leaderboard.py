@@ -23,7 +23,9 @@ def add_parser(subparsers: Subparsers) -> None:
         help="collect results.json files into tables and a web page",
         description="Collect results.json files (folders are searched recursively) into boards: one "
         "table per (split, scoring protocol, dataset files, judge, task versions), beside the "
-        "paper's reported numbers. Writes leaderboard.md, .csv, .tex, .json and index.html.",
+        "paper's reported numbers. Writes leaderboard.md, .csv, .tex, .json and index.html, and copies "
+        "every results.json into OUT/results/<run>/ (what `leaderboard publish` uploads with the tables: "
+        "`leaderboard build OUT/results` makes the same tables again).",
     )
     b.add_argument(
         "results", nargs="+", type=Path, help="run folders, folders of runs, or results.json files"
@@ -54,7 +56,7 @@ def add_parser(subparsers: Subparsers) -> None:
 
 
 def run_build(args: argparse.Namespace) -> int:
-    from rolebench.leaderboard.build import build
+    from rolebench.leaderboard.build import RESULTS_DIR, build
 
     boards, written = build(args.results, args.out, title=args.title, reference=not args.no_reference)
     ours = sum(1 for b in boards if not b.reference for _ in b.rows)
@@ -62,8 +64,11 @@ def run_build(args: argparse.Namespace) -> int:
         f"{ours} rows in {sum(not b.reference for b in boards)} boards "
         f"(+{sum(b.reference for b in boards)} paper boards); wrote:"
     )
+    copies = [p for p in written if p.is_relative_to(args.out / RESULTS_DIR)]
     for path in written:
-        print(f"  {path}")
+        if path not in copies:
+            print(f"  {path}")
+    print(f"  {args.out / RESULTS_DIR}/ ({len(copies)} results.json, the tables' sources)")
     return 0
 
 

@@ -1,4 +1,12 @@
-"""A built leaderboard folder: which files it holds and how `rolebench leaderboard build` writes them."""
+"""A built leaderboard folder: which files it holds and how `rolebench leaderboard build` writes them.
+
+```
+OUT/leaderboard.md, .csv, .tex, .json, index.html   the tables and the page
+OUT/results/<run>/results.json                      every result file they were built from
+```
+so that a built (and published) folder is its own source: `rolebench leaderboard build OUT/results`
+makes the same tables again (the repository's `leaderboard/` has this layout).
+"""
 
 from __future__ import annotations
 
@@ -6,9 +14,10 @@ import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from rolebench.leaderboard.boards import OURS, Board, collect
+from rolebench.leaderboard.boards import OURS, Board, collect, find_results
 from rolebench.leaderboard.tables import to_csv, to_latex, to_markdown
 from rolebench.leaderboard.webpage import to_html
+from rolebench.results.io import RESULTS_FILE
 from rolebench.storage.files import write_text_atomic
 
 MARKDOWN, CSV, LATEX, HTML, JSON = (
@@ -19,6 +28,7 @@ MARKDOWN, CSV, LATEX, HTML, JSON = (
     "leaderboard.json",
 )
 OUTPUT_FILES = (MARKDOWN, CSV, LATEX, HTML, JSON)
+RESULTS_DIR = "results"  # OUT/results/<run>/results.json: the result files the tables are built from
 DEFAULT_TITLE = "RoleBench leaderboard"
 
 
@@ -46,9 +56,29 @@ def write_leaderboard(boards: Sequence[Board], out: Path, *, title: str = DEFAUL
     return written
 
 
+def copy_results(found: Sequence[tuple[Path, str]], out: Path) -> list[Path]:
+    """Each result file into OUT/results/<run>/results.json (atomically; a file already there is itself
+    left alone); the paths. A second run of the same name gets a suffix."""
+    copies, used = [], set()
+    for path, name in found:
+        folder, number = name, 1
+        while folder in used:
+            number += 1
+            folder = f"{name}-{number}"
+        used.add(folder)
+        target = out / RESULTS_DIR / folder / RESULTS_FILE
+        if not (target.is_file() and target.resolve() == path.resolve()):
+            write_text_atomic(target, path.read_text(encoding="utf-8"))
+        copies.append(target)
+    return copies
+
+
 def build(
     paths: Iterable[str | Path], out: Path, *, title: str = DEFAULT_TITLE, reference: bool = True
 ) -> tuple[list[Board], list[Path]]:
-    """Collect result files under `paths` and write the leaderboard folder `out`."""
+    """Collect result files under `paths` and write the leaderboard folder `out` (tables, page, and a copy
+    of every result file); the boards and the files written."""
+    paths = list(paths)
     boards = collect(paths, reference=reference)
-    return boards, write_leaderboard(boards, Path(out), title=title)
+    written = write_leaderboard(boards, Path(out), title=title)
+    return boards, written + copy_results(find_results(paths), Path(out))
