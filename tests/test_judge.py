@@ -377,3 +377,24 @@ def test_bad_input_is_one_line(tmp_path, capsys, args: list[str], message: str):
     assert main(["judge", str(run), *args]) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and "\n" not in err
+
+
+def test_when_every_judgment_fails_the_summary_says_what_failed_and_why(tmp_path, fake_openai, capsys):
+    """No table of '-' and no request counts behind numbers that do not exist: the failure and its reason."""
+    run = make_run(tmp_path, {"t": [sample(i, f"{GOOD} {i}", f"plain {i}") for i in range(2)]})
+    server = fake_openai(lambda body: "I think model A is better, honestly.")
+    args = ["judge", str(run), "--judge", "openai:fake-model", "--base-url", server.base_url, "--no-progress"]
+    assert main(args) == 1
+    captured = capsys.readouterr()
+    out, err = captured.out, captured.err
+    assert "no win rate: 2 of 2 pairs got no verdict: 2 unparsable verdicts after 3 attempts each" in out
+    assert "the judge wrote 'I think model A is better, honestly.'" in out
+    assert "completions behind these numbers" not in out and "| win rate" not in out
+    assert "2 judgments failed" in err and "run the same command again" in err
+    # a server that refuses every request: the reason is the server's
+    refused = make_run(tmp_path / "refused", {"t": [sample(0, "another answer", "plain 0")]})
+    server = fake_openai(lambda body: Reply.error(400), models=None)
+    args = ["judge", str(refused), "--judge", "openai:fake-model", "--base-url", server.base_url]
+    assert main([*args, "--no-progress"]) == 1
+    out = capsys.readouterr().out
+    assert "no win rate: 1 of 1 pairs got no verdict: 1 judge error (first: " in out and "400" in out

@@ -57,7 +57,8 @@ def add_parser(subparsers: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from rolebench.commands._runs import open_run
     from rolebench.commands.evaluate import exit_code, judge_settings
-    from rolebench.judge.run import judge_run
+    from rolebench.judge.outcomes import read_failure_line
+    from rolebench.judge.run import JUDGMENTS_DIR, judge_run
     from rolebench.report.summary import summary_text
     from rolebench.results.io import read_results
 
@@ -65,12 +66,17 @@ def run(args: argparse.Namespace) -> int:
     with open_run(args.run_dir):
         report = judge_run(args.run_dir, args.judge, settings=settings)
         results = read_results(args.run_dir)
-    print(summary_text(results))
     block = report["judge"]
+    failed = read_failure_line(args.run_dir / JUDGMENTS_DIR)
+    if failed and not any(t.value("judged") for t in results.results.values()):
+        print(f"judge {block['spec']}: no win rate: {failed}; see {args.run_dir / JUDGMENTS_DIR}")
+        return exit_code(results)
+    print(summary_text(results))
     cost = block.get("cost_usd")
     print(
         f"\njudge {block['spec']}: {block['this_run']['requests']} new requests, "
         f"{block['usage']['requests']} completions behind these numbers"
         + (f", ${cost:.4f}" if cost is not None else "")
+        + (f"; {failed}" if failed else "")
     )
     return exit_code(results)

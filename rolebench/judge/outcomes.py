@@ -13,12 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 from rolebench.judge.calls import Slot
 from rolebench.judge.length_control import length_controlled
 from rolebench.judge.parse import Verdict
 from rolebench.scoring.stats import bootstrap_ci, mean
+from rolebench.storage.jsonl import read_jsonl
 
 Preference = Literal["model", "baseline", "tie"]
 Outcome = Literal["win", "tie", "loss"]
@@ -144,3 +146,47 @@ def judge_fields(lines: Sequence[Mapping[str, Any]], bootstrap: Mapping[str, Any
         "n_no_output": _count(lines, "status", "no_output"),
         "n_not_sampled": _count(lines, "status", "not_sampled"),
     }
+
+
+def failure_line(lines: Mapping[str, Sequence[Mapping[str, Any]]]) -> str | None:
+    """Why pairs got no verdict (judge errors, unparsable verdicts), with the first reason of each kind,
+    in one line; None when every pair that could be judged was."""
+    flat = [line for task_lines in lines.values() for line in task_lines]
+    errors = [line for line in flat if line.get("status") == "judge_error"]
+    unparsable = [line for line in flat if line.get("status") == "parse_failure"]
+    if not errors and not unparsable:
+        return None
+    judged = sum(1 for line in flat if line.get("status") == "judged")
+    parts = []
+    if errors:
+        first = next((d.get("error") for d in _orders(errors[0]) if d.get("error")), None)
+        parts.append(f"{len(errors)} judge error{'s' * (len(errors) != 1)} (first: {_short(first)})")
+    if unparsable:
+        detail = next((d for d in _orders(unparsable[0]) if d.get("verdict") is None), {})
+        reason = (detail.get("parse_errors") or ["no verdict"])[-1]
+        raw = (detail.get("raw") or [""])[-1]
+        parts.append(
+            f"{len(unparsable)} unparsable verdict{'s' * (len(unparsable) != 1)} after "
+            f"{detail.get('attempts', 1)} attempts each "
+            f"(first: {_short(reason)}; the judge wrote {_short(raw)!r})"
+        )
+    return (
+        f"{len(errors) + len(unparsable)} of {len(errors) + len(unparsable) + judged} pairs got no verdict: "
+        + ("; ".join(parts))
+    )
+
+
+def read_failure_line(folder: Path) -> str | None:
+    """`failure_line` of the judgments files in `folder` (DIR/judgments)."""
+    if not folder.is_dir():
+        return None
+    return failure_line({path.stem: list(read_jsonl(path)) for path in sorted(folder.glob("*.jsonl"))})
+
+
+def _orders(line: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return list((line.get("orders") or {}).values())
+
+
+def _short(text: object, limit: int = 120) -> str:
+    one = " ".join(str(text).split())
+    return one if len(one) <= limit else one[: limit - 3] + "..."
