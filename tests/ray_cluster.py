@@ -1,9 +1,15 @@
-"""A local Ray for the Ray tests (one per session, 2 CPUs, every process on 127.0.0.1) and fake backends.
+"""A local Ray for the Ray tests (one per session, 2 CPUs, every process on 127.0.0.1), a loopback
+multi-node cluster, and fake backends.
 
 Import `ray_cluster` (the fixture) and `fakes` into a test module. Ray workers are separate processes:
 the fake backends are registered in each of them by Ray's `worker_process_setup_hook`, and in the
 test process by the function-scoped `fakes` fixture (removed again after each test). Nothing here
 reaches anything but 127.0.0.1.
+
+`loopback_cluster(nodes)` starts a Ray cluster of several nodes on this machine (each node its own
+raylet, every process on 127.0.0.1) that the test process does not join, so that a test can kill a
+node; `python -m tests.ray_cluster ADDRESS ARGS...` is a `rolebench` driver for it (the command line
+`rolebench ARGS...`, with the fake backends registered in the cluster's workers).
 """
 
 from __future__ import annotations
@@ -11,8 +17,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
+import sys
+import tempfile
 import time
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -118,3 +128,62 @@ def ray_cluster() -> Iterator[dict[str, Any]]:
     finally:
         if started:
             disconnect()
+
+
+def _repo_on_pythonpath() -> None:
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        dict.fromkeys(filter(None, [str(REPO_ROOT), *os.environ.get("PYTHONPATH", "").split(os.pathsep)]))
+    )
+
+
+@contextmanager
+def loopback_cluster(nodes: int = 2, cpus: int = 1) -> Iterator[Any]:
+    """A Ray cluster of `nodes` nodes (`cpus` CPUs each) on 127.0.0.1 that this process does not join:
+    `ray.cluster_utils.Cluster` (its `address`, `head_node`, `worker_nodes`, `remove_node(node)`)."""
+    from model_adapters.ray_runtime import prepare_environment, ray_available
+
+    if not ray_available():
+        pytest.skip("ray is not installed: pip install 'rolebench[ray]'")
+    prepare_environment(local=True)  # the nodes' processes inherit it: loopback, no usage statistics
+    _repo_on_pythonpath()  # their workers import the fakes from `tests`
+    from ray.cluster_utils import Cluster
+
+    temp_dir = tempfile.mkdtemp(prefix="rbc", dir="/tmp")  # unix socket paths must stay < 108 bytes
+    node = {"num_cpus": cpus, "node_ip_address": "127.0.0.1", "object_store_memory": 80 * 1024**2}
+    cluster = Cluster(
+        initialize_head=True,
+        connect=False,
+        head_node_args={**node, "include_dashboard": False, "temp_dir": temp_dir},
+    )
+    try:
+        for _ in range(nodes - 1):
+            cluster.add_node(**node)
+        cluster.wait_for_nodes()
+        yield cluster
+    finally:
+        cluster.shutdown()
+        shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+def node_of(cluster: Any, node_id: str) -> Any:
+    """The cluster's node (head or worker) with this Ray node id."""
+    return next(n for n in [cluster.head_node, *cluster.worker_nodes] if n.node_id == node_id)
+
+
+def driver(address: str, argv: Sequence[str]) -> int:
+    """`rolebench ARGV` as a driver of the cluster at `address`, the fakes registered in its workers."""
+    from model_adapters.ray_runtime import NAMESPACE, prepare_environment, worker_env
+
+    prepare_environment(local=True)
+    import ray
+
+    runtime_env = {"worker_process_setup_hook": "tests.ray_cluster.register_fakes", "env_vars": worker_env()}
+    ray.init(address=address, namespace=NAMESPACE, log_to_driver=False, runtime_env=runtime_env)
+    register_fakes()
+    from rolebench.cli.main import main
+
+    return main(list(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(driver(sys.argv[1], sys.argv[2:]))

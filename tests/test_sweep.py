@@ -13,6 +13,7 @@ import re
 import signal
 import sqlite3
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,14 @@ from rolebench.evaluation.options import EvalOptions
 from rolebench.evaluation.pipeline import evaluate
 from rolebench.results.io import read_results
 from tests.fake_openai import fake_openai  # noqa: F401 - fixture
-from tests.ray_cluster import fakes, log_lines, ray_cluster  # noqa: F401 - fixtures
+from tests.ray_cluster import (  # noqa: F401 - fakes, ray_cluster: fixtures
+    REPO_ROOT,
+    fakes,
+    log_lines,
+    loopback_cluster,
+    node_of,
+    ray_cluster,
+)
 
 DEMO = ["rolebench_demo_general", "rolebench_demo_specific"]
 
@@ -314,3 +322,91 @@ def test_a_data_parallel_model_in_a_sweep_gives_its_resources_to_the_replicas(tm
     calls = log_lines(log)
     assert sorted(len(c["ids"]) for c in calls) == [3, 3, 3]  # chunks = batches, from the replicas
     assert read_results(tmp_path / "out/slowecho_dp").results["rolebench_demo_specific"].n_generated == 9
+
+
+# the sweep's bookkeeping on a cluster of several nodes -------------------------------------------------
+
+
+def _wait(ready: Any, what: str, limit_s: float = 300.0) -> None:
+    """Poll until `ready()`; a limit against a hang only (never a timing assertion)."""
+    deadline = time.monotonic() + limit_s
+    while not ready():
+        if time.monotonic() > deadline:
+            pytest.fail(f"waited {limit_s:.0f} s for {what}")
+        time.sleep(0.2)
+
+
+def _state(out: Path) -> dict[str, Any]:
+    try:
+        return json.loads((out / "sweep.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def _sweep_driver(address: str, file: Path, out: Path) -> subprocess.Popen[str]:
+    """`rolebench sweep FILE --output OUT` as its own process, a driver of the cluster at `address`."""
+    command = [sys.executable, "-m", "tests.ray_cluster", address, "sweep", str(file), "--output", str(out)]
+    return subprocess.Popen(
+        [*command, "--no-progress"], cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def _running_jobs(out: Path) -> list[dict[str, Any]]:
+    """The jobs that have stored a few answers, with the sweep's Ray description (when both are there)."""
+    state = _state(out)
+    jobs = [
+        j for j in state.get("jobs", {}).values() if j["state"] == "running" and (j.get("stored") or 0) >= 2
+    ]
+    return jobs if jobs and (state["invocations"][-1].get("ray") or {}).get("monitor_node") else []
+
+
+def test_a_lost_worker_node_takes_only_its_jobs_never_the_sweeps_bookkeeping(tmp_path):
+    models = [{"spec": f"slowecho:{name}", "model_args": {"delay": 0.15}} for name in ("east", "west")]
+    file, out = sweep_file(tmp_path, models), tmp_path / "out"
+    with loopback_cluster(nodes=2) as cluster:
+        driver = _sweep_driver(cluster.address, file, out)
+        ray_info: dict[str, Any] = {}
+
+        def a_job_runs_on_the_other_node() -> bool:
+            assert driver.poll() is None, driver.communicate()
+            ray_info.update((_state(out).get("invocations") or [{}])[-1].get("ray") or {})
+            nodes = {(j.get("node") or {}).get("node_id") for j in _running_jobs(out)}
+            return bool(nodes - {ray_info.get("driver_node")})
+
+        _wait(a_job_runs_on_the_other_node, "a job with answers on the node that is not the driver's")
+        assert ray_info["monitor_node"] == ray_info["driver_node"]  # the bookkeeping stays with the driver
+        other = next(n for n in cluster.worker_nodes if n.node_id != ray_info["driver_node"])
+        cluster.remove_node(other, allow_graceful=False)
+        _, err = driver.communicate(timeout=600)
+    assert driver.returncode == 0, err
+    state = _state(out)
+    assert all(job["state"] == "done" for job in state["jobs"].values())
+    retried = [job for job in state["jobs"].values() if len(job["attempts"]) > 1]
+    assert retried and all(job["node"]["node_id"] == ray_info["driver_node"] for job in retried)
+    for name in ("slowecho_east", "slowecho_west"):
+        assert all(t.n_generated == t.n for t in read_results(out / name).results.values())
+
+
+def test_losing_the_node_that_holds_the_bookkeeping_ends_in_one_line_and_a_rerun_resumes(tmp_path):
+    log = tmp_path / "north.log"
+    file = sweep_file(tmp_path, [{"spec": "slowecho:north", "model_args": {"delay": 0.15, "log": str(log)}}])
+    out = tmp_path / "out"
+    with loopback_cluster(nodes=2) as cluster:
+        driver = _sweep_driver(cluster.address, file, out)
+        _wait(lambda: driver.poll() is None and bool(_running_jobs(out)), "a job with answers stored")
+        monitor_node = _state(out)["invocations"][-1]["ray"]["monitor_node"]
+        cluster.remove_node(node_of(cluster, monitor_node), allow_graceful=False)
+        _, err = driver.communicate(timeout=600)
+    lines = [line for line in err.splitlines() if line.startswith("rolebench")]
+    assert driver.returncode == 1 and "Traceback" not in err, err
+    assert len(lines) == 1 and "Ray failed" in lines[0] and "run the same sweep again" in lines[0], err
+    assert {job["state"] for job in _state(out)["jobs"].values()} <= {"interrupted", "done"}
+    stored = len(log_lines(log)[0]["ids"])  # the first call asked for all 18 of the general task
+    with loopback_cluster(nodes=1) as cluster:
+        rerun = _sweep_driver(cluster.address, file, out)
+        _, err = rerun.communicate(timeout=600)
+    assert rerun.returncode == 0, err
+    asked = [len(call["ids"]) for call in log_lines(log)]
+    assert stored == 18 and sum(asked[1:]) < 27  # the rerun asked only for what was not stored
+    results = read_results(out / "slowecho_north")
+    assert all(t.n_generated == t.n for t in results.results.values())

@@ -5,6 +5,11 @@ Each model's job is one Ray task asking for the model's resources, retried by Ra
 when its worker dies or it raises anything but a user error. The driver waits on the tasks, reads
 the monitor (attempts, answers stored) twice a second, keeps one progress bar over all jobs and
 rewrites DIR/sweep.json as things change.
+
+The monitor, the sweep's bookkeeping, lives with the driver: it is pinned to the driver's node, so a
+worker node that dies takes only its jobs (Ray retries them elsewhere), never the bookkeeping. If Ray
+itself fails under the driver (its node, the cluster's head, the monitor), the sweep ends in one line
+(`RunFailed`, exit 1) saying that running it again resumes: every answer is in the run folders.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from model_adapters.ray_runtime import connect, disconnect, import_ray
-from rolebench.errors import first_line
+from rolebench.errors import RunFailed, first_line
 from rolebench.leaderboard.build import build as build_leaderboard
 from rolebench.sweep.job import Monitor, run_model
 from rolebench.sweep.plan import ModelRun, SweepPlan
@@ -69,7 +74,11 @@ class Watch:
         self, ray: Any, state: SweepState, plan: SweepPlan, bar: Any, observer: Observer | None
     ) -> None:
         self.ray, self.state, self.plan, self.bar, self.observer = ray, state, plan, bar, observer
-        self.monitor = ray.remote(Monitor).options(num_cpus=0).remote()
+        self.node = ray.get_runtime_context().get_node_id()  # the driver's node
+        pinned = ray.util.scheduling_strategies.NodeAffinitySchedulingStrategy(node_id=self.node, soft=False)
+        self.monitor = ray.remote(Monitor).options(num_cpus=0, scheduling_strategy=pinned).remote()
+        if isinstance(state.invocation.get("ray"), dict):
+            state.invocation["ray"]["monitor_node"] = ray.get(self.monitor.node.remote(), timeout=60)
         self.model_names = {run.name for run in plan.runs}
         self.pending: dict[Any, ModelRun] = {}
         self.outcome = SweepOutcome(jobs=plan.jobs())
@@ -126,9 +135,11 @@ class Watch:
             self.bar.set_postfix_str(text, refresh=False)
             self.bar.refresh()
 
-    def cancel(self) -> None:
+    def cancel(self, *, reach_ray: bool = True) -> None:
+        """Mark the pending jobs interrupted in sweep.json (and cancel them, when Ray can be reached)."""
         for ref, run in self.pending.items():
-            self.ray.cancel(ref)
+            if reach_ray:
+                self.ray.cancel(ref)
             self.state.interrupted(run)
         self.state.save()
 
@@ -139,7 +150,17 @@ def ray_description(ray: Any, address: str | None) -> dict[str, Any]:
         "address": address or "local",
         "nodes": len(nodes),
         "resources": {k: v for k, v in ray.cluster_resources().items() if k in ("CPU", "GPU", "memory")},
+        "driver_node": ray.get_runtime_context().get_node_id(),  # where the monitor is pinned
     }
+
+
+def ray_failure(exc: BaseException) -> RunFailed:
+    """The one line a sweep ends with when Ray fails under it."""
+    return RunFailed(
+        f"sweep: Ray failed under the driver ({type(exc).__name__}: {first_line(exc)})",
+        fix="every answer so far is stored in the run folders and DIR/sweep.json records the jobs: run the "
+        "same sweep again (on a working cluster) to resume",
+    )
 
 
 def run_sweep(
@@ -191,13 +212,19 @@ def _run_on_ray(
         state.invocation["ray"] = ray_description(ray, address)
         total = sum(plan.totals.get(task, 0) for run in plan.runs for task in run.tasks)
         with tqdm(total=total, desc="sweep", unit="answer", disable=not progress) as bar:
-            watch = Watch(ray, state, plan, bar, observer)
-            watch.submit(todo, max_retries)
+            watch: Watch | None = None
             started = time.monotonic()
             try:
+                watch = Watch(ray, state, plan, bar, observer)
+                watch.submit(todo, max_retries)
                 watch.loop()
+            except (ray.exceptions.RayError, ConnectionError) as exc:
+                if watch is not None:
+                    watch.cancel(reach_ray=False)
+                raise ray_failure(exc) from None
             except BaseException:
-                watch.cancel()
+                if watch is not None:
+                    watch.cancel()
                 raise
             state.invocation["seconds"] = round(time.monotonic() - started, 3)
             watch.outcome.ray_started = started_here

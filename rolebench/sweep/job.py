@@ -40,7 +40,8 @@ FOLDER_WAIT_S = 1800.0  # how long a job waits for another command (e.g. an orph
 
 
 class Monitor:
-    """The sweep's mailbox (a Ray actor owned by the driver): jobs report attempts and answers stored."""
+    """The sweep's mailbox (a Ray actor owned by the driver and pinned to its node): jobs report attempts
+    and answers stored."""
 
     def __init__(self) -> None:
         self.runs: dict[str, dict[str, Any]] = {}
@@ -68,6 +69,10 @@ class Monitor:
 
     def snapshot(self) -> dict[str, dict[str, Any]]:
         return self.runs
+
+    def node(self) -> str:
+        """The Ray node this monitor lives on (the driver's: it is pinned there)."""
+        return str(where_am_i()["node_id"])
 
 
 class StoredCounter(threading.Thread):
