@@ -203,3 +203,16 @@ def test_the_same_job_line_of_demo_runs_as_printed_and_reuses_every_answer(
     before, answers = values(run), stored_answers(run)
     assert main([*argv[1:], "--no-progress"]) == 0
     assert values(run) == before and stored_answers(run) == answers and not (tmp_path / "runs").exists()
+
+
+def test_packaged_demo_tasks_and_real_tasks_share_a_run_and_its_data_record(rolebench_data, tmp_path, capsys):
+    run = tmp_path / "run"
+    assert evaluate(capsys, run, "--tasks", "rolebench_demo_specific")[0] == 0
+    assert read_results(run).config.data["kind"] == "builtin-demo"
+    assert evaluate(capsys, run, "--tasks", "rolebench_zh_specific")[0] == 0
+    data = read_results(run).config.data
+    assert data["kind"] == "local" and data["location"] == str(rolebench_data.resolve())
+    assert "rolebench-zh/role_specific/test.jsonl" in data["files"]
+    assert "rolebench-demo/role_specific/test.jsonl" in data["builtin"]["files"]
+    assert evaluate(capsys, run, "--tasks", "rolebench_demo_specific")[0] == 0  # the same run again
+    assert read_results(run).config.data == data

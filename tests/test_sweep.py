@@ -59,6 +59,8 @@ def run(file: Path, output: Path, **kwargs: Any) -> Any:
     ("content", "message"),
     [
         ({"models": ["baseline:rolegpt"], "tasks": "rolebench_demo", "limitt": 3}, "unknown option 'limitt'"),
+        ({"models": ["baseline:rolegpt"], "tasks": "rolebench_demo", "limitt": 3}, "did you mean 'limit'?"),
+        ({"models": ["baseline:rolegpt"], "tasks": "rolebench_demo", "max-new-token": 9}, "'max_new_tokens'"),
         ({"models": [{"spec": "baseline:rolegpt", "num_gpu": 1}], "tasks": "rolebench_demo"}, "num_gpus"),
         ({"models": ["nope:x"], "tasks": "rolebench_demo"}, "unknown model scheme 'nope'"),
         ({"models": ["hf:"], "tasks": "rolebench_demo"}, "has no scheme"),

@@ -18,8 +18,6 @@ info      roles, splits, row counts and missing files of a data source"""
 
 
 def add_parser(subparsers: Subparsers) -> None:
-    from rolebench.data.source import UPSTREAM_REPO, UPSTREAM_REVISION
-
     p = subparsers.add_parser(
         "data",
         help="download, verify, build, push and inspect the RoleBench dataset",
@@ -27,6 +25,12 @@ def add_parser(subparsers: Subparsers) -> None:
     )
     p.set_defaults(run=run)
     sub = p.add_subparsers(dest="data_command", metavar="ACTION", required=True)
+    for add in (_download_parser, _verify_parser, _build_parser, _push_parser, _info_parser):
+        add(sub)
+
+
+def _download_parser(sub: Subparsers) -> None:
+    from rolebench.data.source import UPSTREAM_REPO, UPSTREAM_REVISION
 
     d = sub.add_parser(
         "download",
@@ -42,6 +46,10 @@ def add_parser(subparsers: Subparsers) -> None:
     d.add_argument(
         "--to", type=Path, default=Path("rolebench-data"), help="target folder (default ./rolebench-data)"
     )
+
+
+def _verify_parser(sub: Subparsers) -> None:
+    from rolebench.data.source import UPSTREAM_REPO, UPSTREAM_REVISION
 
     v = sub.add_parser(
         "verify",
@@ -64,6 +72,8 @@ def add_parser(subparsers: Subparsers) -> None:
     )
     v.add_argument("--partial", action="store_true", help="a missing file is reported, not a failure")
 
+
+def _build_parser(sub: Subparsers) -> None:
     b = sub.add_parser(
         "build",
         help="build the Parquet dataset with its card and checksums",
@@ -86,6 +96,8 @@ def add_parser(subparsers: Subparsers) -> None:
     b.add_argument("--repo", help="the Hub repo ORG/NAME it will be pushed to (for the card's examples)")
     b.add_argument("--no-progress", action="store_true", help="hide progress bars")
 
+
+def _push_parser(sub: Subparsers) -> None:
     u = sub.add_parser(
         "push",
         help="upload a build and tag its version",
@@ -100,6 +112,8 @@ def add_parser(subparsers: Subparsers) -> None:
     u.add_argument("--version", help="tag (default: the build's version; must match it)")
     u.add_argument("--private", action="store_true", help="create the repo private")
 
+
+def _info_parser(sub: Subparsers) -> None:
     i = sub.add_parser(
         "info",
         help="roles, splits, counts and missing files of a data source",

@@ -70,6 +70,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="headline ROUGE-L protocol: rolellm (the paper's recall, default), rolebench (F-measure) or "
         "opencompass; rolellm and rolebench are always computed",
     )
+    _generation_arguments(p)
+    _judge_arguments(p)
+    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for confidence intervals")
+    p.add_argument(
+        "--include-path", type=Path, action="append", default=[], help="extra folder of task YAMLs"
+    )
+    p.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the run in --output if another model or other settings made it (the same run goes "
+        "on: its stored answers are reused, a damaged results.json is rebuilt from them)",
+    )
+
+
+def _generation_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("generation")
     g.add_argument(
         "--max-new-tokens",
@@ -97,6 +113,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--model-args", default="", help="backend options as key=value,... (e.g. dtype=bfloat16,device=cuda)"
     )
+
+
+def _judge_arguments(p: argparse.ArgumentParser) -> None:
     j = p.add_argument_group("judge")
     j.add_argument("--judge", help="judge model spec: compute the win rate against the RoleGPT baseline")
     j.add_argument("--judge-limit", type=int, help="judge a seeded sample of N per task")
@@ -106,17 +125,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     j.add_argument(
         "--price-table", type=Path, metavar="FILE", help="YAML/JSON: model -> $ per 1M input/output tokens"
-    )
-    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for confidence intervals")
-    p.add_argument(
-        "--include-path", type=Path, action="append", default=[], help="extra folder of task YAMLs"
-    )
-    p.add_argument("--no-progress", action="store_true", help="hide progress bars")
-    p.add_argument(
-        "--overwrite",
-        action="store_true",
-        help="replace the run in --output if another model or other settings made it (the same run goes "
-        "on: its stored answers are reused, a damaged results.json is rebuilt from them)",
     )
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from rolebench.commands._arguments import Subparsers
@@ -24,20 +23,11 @@ def add_parser(subparsers: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rolebench.evaluation.assemble import rebuild
-    from rolebench.evaluation.folder import damaged_results
+    from rolebench.commands._runs import open_run
     from rolebench.evaluation.rescore import rescore
     from rolebench.report.summary import summary_text
-    from rolebench.storage.run_folder import locked_run
 
-    with locked_run(args.run_dir):
-        if damaged_results(args.run_dir)[1] is not None:
-            rebuild(args.run_dir)
-            print(
-                "rolebench: results.json was damaged: rebuilt from run.json, the samples files and the "
-                "generation store",
-                file=sys.stderr,
-            )
+    with open_run(args.run_dir, rebuild_damaged=True):
         results = rescore(args.run_dir, args.protocol)
     print(summary_text(results))
     return 0

@@ -123,11 +123,11 @@ def task_settings(config: RunConfig, task: str) -> dict[str, Any]:
 
 
 def data_files(config: RunConfig) -> dict[str, str]:
-    """relpath -> sha256 of every data file the run read (the packaged demo's under `builtin`)."""
-    files = dict(config.data.get("files") or {})
-    builtin = config.data.get("builtin") or {}
-    files.update({f"(demo) {k}": v for k, v in (builtin.get("files") or {}).items()})
-    return files
+    """relpath -> sha256 of every data file the run read (the packaged demo's marked "(demo)")."""
+    data = config.data
+    demo = data if data.get("kind") == "builtin-demo" else data.get("builtin") or {}
+    files = {} if data is demo else dict(data.get("files") or {})
+    return {**files, **{f"(demo) {k}": v for k, v in (demo.get("files") or {}).items()}}
 
 
 # settings that may differ when one side has none (data: a run of packaged demo tasks reads no data;
@@ -184,7 +184,7 @@ def merged_data(before: Mapping[str, Any], now: Mapping[str, Any]) -> dict[str, 
     base = dict(other[-1])
     base["files"] = {f: s for d in other for f, s in (d.get("files") or {}).items()}
     builtins = [d.get("builtin") for d in other if d.get("builtin")] + [
-        {k: v for k, v in d.items() if k != "kind"} for d in demo
+        {**{k: v for k, v in d.items() if k != "baseline_join"}, "kind": "local"} for d in demo
     ]
     if builtins:
         files = {f: s for b in builtins for f, s in (b.get("files") or {}).items()}

@@ -2,7 +2,8 @@
 
 ```
 {"schema_version": 1,
- "invocations": [{"started", "finished", "file", "ray", "submitted", "skipped", "done", "failed"}],
+ "invocations": [{"started", "finished", "file", "submitted", "skipped", "done", "failed",
+                  "ray": {"address", "nodes", "resources", "driver_node", "monitor_node"}}],
  "models": {NAME: {"spec", "run_dir", "key", "resources", "state", "results_created", "error"}},
  "jobs": {"NAME/TASK": {"model", "task", "state", "attempts": [{"attempt", "invocation", "node_id",
           "node_ip", "hostname", "pid", "gpus", "started", "ended", "error"}], "node", "submitted",
