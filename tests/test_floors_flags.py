@@ -186,7 +186,10 @@ def test_a_mistyped_bootstrap_setting_is_one_line_not_a_crash(rolebench_data, tm
         document = json.loads(path.read_text(encoding="utf-8"))
         document["config"]["bootstrap"] = {"resamples": 100, "confidence": 0.95, "seed": 0, **bad}
         path.write_text(json.dumps(document), encoding="utf-8")
-        for command in (["score", str(out), "--protocol", "rolebench"], ["report", str(out)]):
-            assert main(command) == 2
-            err = capsys.readouterr().err
-            assert message in err and "config.bootstrap" in err and "internal error" not in err
+        assert main(["report", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert message in err and "config.bootstrap" in err and "internal error" not in err
+        assert f"rolebench score {out}" in err  # the way out: rebuild it from run.json and the samples
+        assert main(["score", str(out), "--protocol", "rolebench"]) == 0
+        assert "results.json was damaged: rebuilt" in capsys.readouterr().err
+        assert read_results(out).config.bootstrap["resamples"] == 1000  # the run's own setting again

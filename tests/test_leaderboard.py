@@ -248,7 +248,14 @@ def test_latex_is_booktabs_with_best_in_bold(boards):
 def test_build_command_writes_every_format(runs, tmp_path, capsys):
     assert main(["leaderboard", "build", str(runs), "--out", str(tmp_path)]) == 0
     names = {p.name for p in tmp_path.iterdir()}
-    assert names == {"leaderboard.md", "leaderboard.csv", "leaderboard.tex", "index.html", "leaderboard.json"}
+    assert names == {
+        "leaderboard.md",
+        "leaderboard.csv",
+        "leaderboard.tex",
+        "index.html",
+        "leaderboard.json",
+        "results",
+    }
     document = json.loads((tmp_path / "leaderboard.json").read_text(encoding="utf-8"))
     assert {b["split"] for b in document["boards"]} == {"rolebench_demo", "rolebench_zh"}
     assert "## Packaged demo (not RoleBench)" in (tmp_path / "leaderboard.md").read_text(encoding="utf-8")

@@ -216,3 +216,13 @@ def test_packaged_demo_tasks_and_real_tasks_share_a_run_and_its_data_record(role
     assert "rolebench-demo/role_specific/test.jsonl" in data["builtin"]["files"]
     assert evaluate(capsys, run, "--tasks", "rolebench_demo_specific")[0] == 0  # the same run again
     assert read_results(run).config.data == data
+
+
+def test_a_damaged_run_json_is_written_again_and_results_json_still_guards_the_run(tmp_path, capsys):
+    run = tmp_path / "run"
+    assert evaluate(capsys, run, "--tasks", "rolebench_demo_specific")[0] == 0
+    (run / "run.json").write_text("{not json", encoding="utf-8")
+    code, err = evaluate(capsys, run, "--tasks", "rolebench_demo_specific", "--seed", "2")
+    assert code == 2 and "--seed 0 there, 2 now" in err
+    assert evaluate(capsys, run, "--tasks", "rolebench_demo_specific")[0] == 0
+    assert json.loads((run / "run.json").read_text(encoding="utf-8"))["config"]["tasks"]

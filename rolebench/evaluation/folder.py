@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from rolebench.errors import ConfigError, DataError
 from rolebench.evaluation.generate import GENERATIONS_FILE
 from rolebench.results.io import RESULTS_FILE, SAMPLES_DIR, read_results
@@ -47,19 +49,19 @@ class Owner:
 
     @classmethod
     def read(cls, run_dir: Path) -> Owner:
+        """The folder's run.json; a missing or damaged one knows nothing (results.json then tells)."""
         path = Path(run_dir) / OWNER_FILE
-        if not path.is_file():
+        try:
+            data = read_json(path) if path.is_file() else {}
+            config = data.get("config")
+            return cls(
+                model=data.get("model"),
+                identity=data.get("identity"),
+                config=RunConfig.model_validate(config) if isinstance(config, dict) else None,
+                groups={str(k): [str(m) for m in v] for k, v in (data.get("groups") or {}).items()},
+            )
+        except (DataError, ValidationError, AttributeError, TypeError):
             return cls()
-        data = read_json(path)
-        if not isinstance(data, dict):
-            raise DataError(f"{OWNER_FILE} is not a JSON object", where=str(path))
-        config = data.get("config")
-        return cls(
-            model=data.get("model"),
-            identity=data.get("identity"),
-            config=RunConfig.model_validate(config) if isinstance(config, dict) else None,
-            groups={str(k): list(v) for k, v in (data.get("groups") or {}).items()},
-        )
 
     def write(self, run_dir: Path) -> None:
         config = self.config.model_dump(mode="json") if self.config is not None else None
