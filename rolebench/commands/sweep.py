@@ -35,7 +35,8 @@ def add_parser(subparsers: Subparsers) -> None:
         description="Run every (model, task) job of a sweep file (YAML: models, tasks and any `rolebench "
         "evaluate` option) as Ray tasks asking for each model's resources. Each model gets an ordinary "
         "run folder DIR/<name>; DIR/sweep.json records each job (state, attempts, node, timings). "
-        "Running it again resumes: finished jobs are skipped, partial ones go on from their saved answers.",
+        "Running it again resumes: finished jobs are skipped, partial ones go on from their saved answers "
+        "(also after Ray failed under the driver: the sweep then ends in one line, exit 1).",
     )
     p.add_argument("file", type=Path, help="the sweep file (YAML)")
     p.add_argument("--output", type=Path, required=True, help="folder of the run folders and sweep.json")
