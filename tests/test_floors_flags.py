@@ -193,3 +193,17 @@ def test_a_mistyped_bootstrap_setting_is_one_line_not_a_crash(rolebench_data, tm
         assert main(["score", str(out), "--protocol", "rolebench"]) == 0
         assert "results.json was damaged: rebuilt" in capsys.readouterr().err
         assert read_results(out).config.bootstrap["resamples"] == 1000  # the run's own setting again
+
+
+def test_a_partly_covered_baseline_run_names_the_file_behind_the_gap(rolebench_data, tmp_path, capsys):
+    assert main(["evaluate", "--model", "baseline:rolegpt", "--tasks", "rolebench_eng_role", "--output",
+                 str(tmp_path), "--data-dir", str(rolebench_data), "--no-progress"]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert (
+        "rolebench_eng_role_general: not covered: the data has no "
+        "rolebench-eng/role-generalization/general/rolegpt_baseline.jsonl"
+    ) in out
+    assert (
+        "rolebench_eng_role_specific: 1,838 of 2,534 not covered: "
+        "rolebench-eng/role-generalization/role_specific/rolegpt_baseline.jsonl answers 696 of the 2,534"
+    ) in out

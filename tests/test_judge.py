@@ -390,7 +390,8 @@ def test_when_every_judgment_fails_the_summary_says_what_failed_and_why(tmp_path
     assert "no win rate: 2 of 2 pairs got no verdict: 2 unparsable verdicts after 3 attempts each" in out
     assert "the judge wrote 'I think model A is better, honestly.'" in out
     assert "completions behind these numbers" not in out and "| win rate" not in out
-    assert "2 judgments failed" in err and "run the same command again" in err
+    assert "2 verdicts could not be parsed after every attempt" in err and "--reparse" in err
+    assert "run the same command again" not in err  # the unparsable completions are stored: it would not help
     # a server that refuses every request: the reason is the server's
     refused = make_run(tmp_path / "refused", {"t": [sample(0, "another answer", "plain 0")]})
     server = fake_openai(lambda body: Reply.error(400), models=None)

@@ -123,6 +123,31 @@ def entries(results: RunResults) -> list[tuple[str, TaskResult | GroupResult]]:
     return [*results.results.items(), *results.groups.items()]
 
 
+def coverage_notes(results: RunResults) -> list[str]:
+    """Why `baseline:rolegpt` left items uncovered: its answers come from the split's baseline file,
+    joined on (role, question); name the file, and say when the data lacks it."""
+    if results.config.model.get("spec") != "baseline:rolegpt":
+        return []
+    files = results.config.data.get("files") or {}
+    notes = []
+    for name, task in results.results.items():
+        split = SPLITS.get(task.split)
+        if not task.n_not_covered or split is None:
+            continue
+        path = split.file("rolegpt_baseline.jsonl")
+        if path in files or split.builtin:
+            notes.append(
+                f"{name}: {task.n_not_covered:,} of {task.n:,} not covered: {path} answers "
+                f"{task.n_baseline or 0:,} of the {task.n:,} questions (joined on (role, question))"
+            )
+        else:
+            notes.append(
+                f"{name}: not covered: the data has no {path} (for some splits it is on the Hub only); "
+                "add it to the data folder, or read the Hub"
+            )
+    return notes
+
+
 def floor_notes(results: RunResults) -> list[str]:
     """One line per task and group: what the null baselines score on the same items, under the headline
     protocol and the F-measure (`rolebench.scoring.floors`)."""
@@ -153,23 +178,30 @@ def flag_notes(results: RunResults) -> list[str]:
 
 def summary_text(results: RunResults) -> str:
     """The table and its notes, as commands print them."""
-    notes = [*summary_notes(results), *floor_notes(results), *flag_notes(results)]
+    notes = [*summary_notes(results), *coverage_notes(results), *floor_notes(results), *flag_notes(results)]
     return "\n".join([summary_table(results), *([""] + notes if notes else [])])
 
 
 def failures(results: RunResults) -> str | None:
-    """One line counting the samples and judgments that failed (a re-run retries them); None if none."""
+    """One line counting the samples and judgments that failed, and what helps: a re-run retries failed
+    requests (an API error is never stored), but an unparsable verdict is a stored completion, so it
+    only changes with another parser (`--reparse`), judge file or judge. None if nothing failed."""
     samples = sum(t.n_failed for t in results.results.values())
     total = sum(t.n for t in results.results.values())
     judged = [t for t in results.results.values() if t.value("judged") is not None or t.value("judge_errors")]
-    unjudged = sum((t.value("judge_errors") or 0) + (t.value("parse_failures") or 0) for t in judged)
+    errors = sum(t.value("judge_errors") or 0 for t in judged)
+    unparsable = sum(t.value("parse_failures") or 0 for t in judged)
     parts = []
     if samples:
         parts.append(f"{samples} of {total} samples failed (no answer; see `error` in samples/*.jsonl)")
-    if unjudged:
+    if errors:
+        parts.append(f"{errors} judgments failed (the judge gave no answer; see judgments/*.jsonl)")
+    if samples or errors:
+        parts[-1] += ": run the same command again to retry them (everything else is kept)"
+    if unparsable:
         parts.append(
-            f"{unjudged} judgments failed (judge errors or unparsable verdicts; see judgments/*.jsonl)"
+            f"{unparsable} verdicts could not be parsed after every attempt (stored: see judgments/*.jsonl): "
+            "running again gives the same; `rolebench judge DIR --reparse` after changing the judge file's "
+            "parser, or judge again with --judge-config or a stronger --judge"
         )
-    if not parts:
-        return None
-    return "; ".join(parts) + ": run the same command again to retry them (everything else is kept)"
+    return "; ".join(parts) if parts else None
