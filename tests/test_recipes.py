@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 
 from rolebench.cli.main import main
-from rolebench.recipes.dialogues import DemonstrationRetriever, dialogue_pairs, segments
+from rolebench.data.retrieval import DemonstrationRetriever
+from rolebench.data.scripts import dialogue_pairs
+from rolebench.recipes.dialogues import segments
 from rolebench.recipes.qa_parse import parse_items
 from rolebench.recipes.splits import SplitOptions, build_splits, pair_key
 from tests.fake_openai import fake_openai  # noqa: F401 - `fake_openai` is a fixture

@@ -29,6 +29,11 @@ class SplitDef:
     def file(self, name: str) -> str:
         return f"{self.folder}/{name}"
 
+    def script_file(self, role: str) -> str:
+        """The role's script beside the descriptions, e.g. `profiles-eng/profiles-eng-{role}.jsonl`."""
+        folder = self.profiles.split("/")[0]
+        return f"{folder}/{folder}-{role}.jsonl"
+
 
 _ENG_RAW = "instructions-eng/instructions-general.jsonl"
 _ZH_RAW = "instructions-zh/instructions-general.jsonl"

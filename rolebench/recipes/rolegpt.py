@@ -1,11 +1,12 @@
 """RoleGPT: answers to general instructions in role, the way RoleBench's general data was made.
 
 Each (role, instruction) gets the RoleGPT system prompt and few-shot "dialogue engineering"
-(`rolebench.prompt.role_messages(demonstrations=...)`): the `shots` dialogue pairs of the role most
-similar to the instruction (BM25 over the role's `profiles-*-{role}.jsonl`, jieba words for
-Chinese) become earlier user/assistant turns. `n` answers per pair (seeds 0..n-1) are the
-references (`generated`); one more (seed n) is the baseline answer, written to a second file, like
-the released `rolegpt_baseline.jsonl`. A role without a dialogue file is answered zero-shot.
+(`rolebench.prompts.roleplay.role_messages(demonstrations=...)`): the `shots` dialogue pairs of the
+role most similar to the instruction (`rolebench.data.retrieval`, the retriever `rolebench evaluate
+--elicitation` uses, over the role's `profiles-*-{role}.jsonl`) become earlier user/assistant turns.
+`n` answers per pair (seeds 0..n-1) are the references (`generated`); one more (seed n) is the
+baseline answer, written to a second file, like the released `rolegpt_baseline.jsonl`. A role
+without a dialogue file is answered zero-shot.
 """
 
 from __future__ import annotations
@@ -17,15 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rolebench.data.retrieval import DemonstrationRetriever
 from rolebench.data.samples import QUESTION_FIELDS
+from rolebench.data.scripts import MAX_PAIR_CHARS, dialogue_pairs, find_dialogue_file
 from rolebench.errors import ConfigError, DataError
 from rolebench.prompts.roleplay import SYSTEM_TEMPLATES, role_messages
-from rolebench.recipes.dialogues import (
-    DemonstrationRetriever,
-    detect_language,
-    dialogue_pairs,
-    find_dialogue_file,
-)
+from rolebench.recipes.dialogues import detect_language
 from rolebench.recipes.generation import CachedGenerator, GeneratorSettings, Job
 from rolebench.storage.files import write_jsonl_atomic
 from rolebench.storage.jsonl import read_jsonl
@@ -49,7 +47,7 @@ class RoleGPTOptions:
     n: int = 5
     language: str | None = None  # None: detected per role from its description
     limit: int | None = None
-    max_demo_chars: int = 1000
+    max_demo_chars: int = MAX_PAIR_CHARS
 
 
 def read_instructions(path: Path, limit: int | None = None) -> list[str]:
@@ -101,8 +99,7 @@ def retriever_for(options: RoleGPTOptions, role: str, language: str) -> Demonstr
             "no profiles-*-%s.jsonl under %s: %s is answered zero-shot", role, options.dialogues, role
         )
         return None
-    pairs = [(q, a) for q, a in dialogue_pairs(path, role) if len(q) + len(a) <= options.max_demo_chars]
-    return DemonstrationRetriever(pairs, language)
+    return DemonstrationRetriever(dialogue_pairs(path, role, options.max_demo_chars), language)
 
 
 def build_jobs(options: RoleGPTOptions, instructions: list[str], descriptions: dict[str, str]) -> list[Job]:

@@ -41,6 +41,12 @@ def parse_json(text: str, where: str) -> Any:
 
 def read_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
     """The JSON objects of a JSONL file, one per non-blank line."""
+    for _, record in numbered_jsonl(path):
+        yield record
+
+
+def numbered_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, JSON object) of every non-blank line of a JSONL file."""
     path = Path(path)
     for number, line in _text_lines(path):
         if not line.strip():
@@ -50,7 +56,7 @@ def read_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
             raise DataError(
                 f"expected a JSON object, found {type(record).__name__}", where=f"{path}:{number}", fix=REPAIR
             )
-        yield record
+        yield number, record
 
 
 def read_json(path: str | Path) -> Any:
