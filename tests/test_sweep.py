@@ -264,6 +264,8 @@ def test_the_sweep_builds_the_evaluate_options_that_rolebench_evaluate_builds(tm
         "limit_mode": "first",
         "limit_seed": 5,
         "protocol": "rolebench",
+        "elicitation": "few-shot-dialogue",
+        "shots": 2,
         "max_new_tokens": 64,
         "temperature": 0.5,
         "top_p": 0.9,

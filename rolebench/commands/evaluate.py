@@ -21,6 +21,7 @@ from rolebench.results.schema import RunResults
 if TYPE_CHECKING:
     from rolebench.evaluation.options import EvalOptions
     from rolebench.judge.run import JudgeSettings
+    from rolebench.prompts.elicitation import Elicitation
 
 
 def add_parser(subparsers: Subparsers) -> None:
@@ -64,6 +65,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="how --limit picks samples: stratified (default) or the first N rows (as lm-eval's --limit)",
     )
     p.add_argument("--limit-seed", type=int, default=0, help="seed of the stratified --limit sample")
+    p.add_argument(
+        "--elicitation",
+        metavar="METHOD",
+        help="how the role is prompted (the RoleLLM paper's RoleGPT methods): zero-shot (default), "
+        "few-shot-prompt (demonstrations in the user turn) or few-shot-dialogue (demonstrations as earlier "
+        "turns); demonstrations are dialogue pairs retrieved per question from the role's own script",
+    )
+    p.add_argument(
+        "--shots",
+        type=int,
+        metavar="N",
+        help="demonstrations per question for a few-shot --elicitation (3 when not given; 0 is zero-shot)",
+    )
     p.add_argument(
         "--protocol",
         default="rolellm",
@@ -128,8 +142,12 @@ def _judge_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def default_output(model: str) -> Path:
-    return Path("runs") / re.sub(r"[^A-Za-z0-9._-]+", "_", model).strip("_")
+def default_output(model: str, elicitation: Elicitation | None = None) -> Path:
+    """runs/<model>, and runs/<model>-<method>-<N> for a few-shot elicitation (one folder per method)."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", model).strip("_")
+    if elicitation is not None and elicitation.few_shot:
+        name += f"-{elicitation.method}-{elicitation.shots}"
+    return Path("runs") / name
 
 
 def eval_options(
@@ -145,11 +163,13 @@ def eval_options(
     `rolebench sweep` calls it too, once per model (its spec, backend options and run folder given)."""
     from model_adapters import GenerationConfig
     from rolebench.evaluation.options import EvalOptions
+    from rolebench.prompts.elicitation import Elicitation
     from rolebench.scoring.aggregate import BootstrapSettings
     from rolebench.scoring.protocols import get_protocol
 
     model = model or args.model
     get_protocol(args.protocol)
+    elicitation = Elicitation.parse(args.elicitation, args.shots)
     generation = GenerationConfig(
         temperature=args.temperature,
         top_p=args.top_p,
@@ -161,13 +181,14 @@ def eval_options(
     return EvalOptions(
         model=model,
         tasks=tuple(t.strip() for t in args.tasks.split(",") if t.strip()),
-        output=output or args.output or default_output(model),
+        output=output or args.output or default_output(model, elicitation),
         data_dir=args.data_dir,
         revision=args.revision,
         limit=args.limit,
         limit_mode=args.limit_mode,
         limit_seed=args.limit_seed,
         protocol=args.protocol,
+        elicitation=elicitation,
         generation=generation,
         max_new_tokens=args.max_new_tokens,
         model_options=model_options(args) if model_args is None else model_args,

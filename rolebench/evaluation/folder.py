@@ -25,6 +25,7 @@ from pydantic import ValidationError
 
 from rolebench.errors import ConfigError, DataError
 from rolebench.evaluation.generate import GENERATIONS_FILE
+from rolebench.prompts.elicitation import elicitation_label
 from rolebench.results.io import RESULTS_FILE, SAMPLES_DIR, read_results
 from rolebench.results.provenance import now_iso
 from rolebench.results.schema import RunConfig, RunResults
@@ -97,6 +98,7 @@ def settings(config: RunConfig) -> dict[str, Any]:
         "--repetition-penalty": generation.get("repetition_penalty"),
         "--seed": generation.get("seed"),
         "--protocol": config.scoring.get("protocol"),
+        "--elicitation/--shots": elicitation_label(config.elicitation),  # a run before it: zero-shot
         "--limit": config.limit,
         "--limit-mode/--limit-seed": f"{sampling.get('mode')}/{sampling.get('seed')}" if sampling else None,
         "--bootstrap": config.bootstrap.get("resamples"),
@@ -170,9 +172,16 @@ def merged_config(before: RunConfig | None, now: RunConfig, tasks: Iterable[str]
     else:
         data = merged_data(before.data, now.data)
         merged = now.model_copy(update={"tasks": {**before.tasks, **now.tasks}, "data": data}, deep=True)
+        earlier = (before.elicitation or {}).get("tasks") or {}
+        if merged.elicitation and earlier:  # the scripts of every task of the run
+            merged.elicitation["tasks"] = {**earlier, **merged.elicitation.get("tasks", {})}
     if tasks is not None:
         wanted = set(tasks)
         merged.tasks = {t: d for t, d in merged.tasks.items() if t in wanted}
+        if merged.elicitation and merged.elicitation.get("tasks"):
+            merged.elicitation["tasks"] = {
+                t: d for t, d in merged.elicitation["tasks"].items() if t in wanted
+            }
     return merged
 
 

@@ -1,8 +1,9 @@
 """Step 2 of `rolebench evaluate`: answers for every request, each stored the moment it arrives.
 
 Generations go into DIR/generations.sqlite keyed by the model's identity, the decoding settings, the
-exact messages and any data the model reads; a run started again finds them there, generates only
-what is missing, and loads no model at all when nothing is.
+exact messages, any data the model reads and, under a few-shot elicitation, the method, its number of
+shots and the retriever (zero-shot keys are as they always were); a run started again finds them
+there, generates only what is missing, and loads no model at all when nothing is.
 """
 
 from __future__ import annotations
@@ -18,16 +19,23 @@ from rolebench.data.samples import split_files_status
 from rolebench.data.source import DataSource
 from rolebench.errors import ModelError, RoleBenchError, RunFailed
 from rolebench.evaluation.plan import TaskPlan
+from rolebench.prompts.elicitation import Elicitation
 
 GENERATIONS_FILE = "generations.sqlite"
 GENERATIONS_TABLE = "generations"
 BREAKER = 8  # consecutive failed requests that stop a run
 
 
-def generation_key(model: CachedModel, config: GenerationConfig, request: Request) -> str:
-    """The store key of one generation: the model, decoding, messages, and any data the model reads."""
+def generation_key(
+    model: CachedModel, config: GenerationConfig, request: Request, elicitation: Elicitation
+) -> str:
+    """The store key of one generation: the model, decoding, messages, any data the model reads, and a
+    few-shot elicitation (`Elicitation.key`; nothing for zero-shot)."""
     meta = {key: request.meta.get(key) for key in model.meta_keys}
-    return model.key("generation", config.decoding_key(), request.messages, meta)
+    method = elicitation.key()
+    if method is None:
+        return model.key("generation", config.decoding_key(), request.messages, meta)
+    return model.key("generation", config.decoding_key(), request.messages, meta, method)
 
 
 def generate_task(plan: TaskPlan, model: CachedModel, *, progress: bool = True) -> dict[str, dict[str, Any]]:
@@ -37,7 +45,7 @@ def generate_task(plan: TaskPlan, model: CachedModel, *, progress: bool = True) 
     `BREAKER` failures in a row the run stops with one line: the model or server is down, and every
     answer so far is kept.
     """
-    keys = {r.id: generation_key(model, plan.config, r) for r in plan.requests}
+    keys = {r.id: generation_key(model, plan.config, r, plan.elicitation) for r in plan.requests}
     stored = model.store.get_many(keys.values())
     outputs = {rid: stored[key] for rid, key in keys.items() if key in stored}
     missing = [r for r in plan.requests if r.id not in outputs]

@@ -9,6 +9,7 @@ from typing import Any
 from model_adapters import GenerationConfig
 from rolebench.data.sampling import LIMIT_MODES, LimitMode
 from rolebench.errors import ConfigError
+from rolebench.prompts.elicitation import Elicitation
 from rolebench.scoring.aggregate import BootstrapSettings
 from rolebench.scoring.protocols import DEFAULT_PROTOCOL
 
@@ -26,6 +27,7 @@ class EvalOptions:
     )
     limit_seed: int = 0
     protocol: str = DEFAULT_PROTOCOL  # the headline protocol (rolellm and rolebench are always computed)
+    elicitation: Elicitation = field(default_factory=Elicitation)  # zero-shot, or few-shot demonstrations
     generation: GenerationConfig = field(default_factory=GenerationConfig)
     max_new_tokens: int | None = None  # None: the task file's max_gen_toks
     model_options: dict[str, Any] = field(default_factory=dict)

@@ -17,7 +17,6 @@ from rolebench.evaluation.generate import GENERATIONS_FILE, GENERATIONS_TABLE, c
 from rolebench.evaluation.options import EvalOptions
 from rolebench.evaluation.plan import TaskPlan, plan_tasks
 from rolebench.evaluation.records import add_scores, sample_record
-from rolebench.prompts.roleplay import prompt_template_hash
 from rolebench.results.io import write_results
 from rolebench.results.provenance import command_line, package_versions
 from rolebench.results.schema import RunConfig, RunResults, SampleRecord
@@ -52,7 +51,8 @@ def build_config(
         },
         data={**data_provenance(source, specs), "baseline_join": BASELINE_JOIN},
         tasks={p.spec.name: {**p.spec.describe(), "generation": p.config.decoding_key()} for p in plans},
-        prompt={"template_hash": prompt_template_hash()},
+        prompt={"template_hash": options.elicitation.template_hash()},
+        elicitation=elicitation_config(options, plans),
         scoring=scoring_config(protocols),
         generation=generation,
         limit=options.limit,
@@ -71,6 +71,27 @@ def build_config(
         packages=package_versions(),
         command=command_line(),
     )
+
+
+def elicitation_config(options: EvalOptions, plans: Sequence[TaskPlan]) -> dict[str, Any]:
+    """`config.elicitation`: the method, its shots and retriever and, per task, the scripts read (each
+    role's file and usable pairs; roles with fewer pairs than shots gave every sample what they had)."""
+    elicitation = options.elicitation
+    block = elicitation.describe()
+    if elicitation.few_shot:
+        block["tasks"] = {
+            plan.spec.name: {
+                "scripts": plan.scripts,
+                "fewer_pairs_than_shots": {
+                    role: script["pairs"]
+                    for role, script in plan.scripts.items()
+                    if script["pairs"] < elicitation.shots
+                },
+                "shots_mean": sum(plan.shots) / len(plan.shots) if plan.shots else 0.0,
+            }
+            for plan in plans
+        }
+    return block
 
 
 def data_provenance(source: DataSource, specs: Sequence[TaskSpec]) -> dict[str, Any]:
@@ -92,9 +113,10 @@ def scored_records(
     """Every sample of the tasks run now, scored under every protocol the run holds."""
     records: dict[str, list[SampleRecord]] = {}
     for plan, generated in zip(plans, outputs, strict=True):
+        shots = plan.shots or [0] * len(plan.samples)
         unscored = [
-            sample_record(s, r.messages, generated[r.id])
-            for s, r in zip(plan.samples, plan.requests, strict=True)
+            sample_record(s, r.messages, generated[r.id], n)
+            for s, r, n in zip(plan.samples, plan.requests, shots, strict=True)
         ]
         records[plan.spec.name] = add_scores(unscored, plan.spec.split.id, protocols, protocols[0].name)
     return records

@@ -12,8 +12,10 @@ from rolebench.scoring.metrics import Scorable, score_samples
 from rolebench.scoring.protocols import ScoringProtocol
 
 
-def sample_record(sample: Sample, messages: list[dict[str, str]], generated: dict[str, Any]) -> SampleRecord:
-    """One line of DIR/samples/<task>.jsonl, not yet scored."""
+def sample_record(
+    sample: Sample, messages: list[dict[str, str]], generated: dict[str, Any], shots: int = 0
+) -> SampleRecord:
+    """One line of DIR/samples/<task>.jsonl, not yet scored (`shots`: the demonstrations in `messages`)."""
     return SampleRecord(
         id=sample.id,
         index=sample.index,
@@ -23,6 +25,8 @@ def sample_record(sample: Sample, messages: list[dict[str, str]], generated: dic
         output=generated["output"],
         error=generated.get("error"),
         usage=generated.get("usage"),
+        seconds=generated.get("seconds"),
+        shots=shots,
         finish_reason=generated.get("finish_reason"),
         failed=bool(generated.get("failed")),
         references=list(sample.references),

@@ -46,6 +46,10 @@ class Row:
     reference_words: float | None = None  # the references' mean length, counted the same way
     cut_at_limit: float | None = None  # share of answers stopped by the token limit
     looping: float | None = None  # share of answers that loop
+    elicitation: str = ""  # how the role was prompted (zero-shot, few-shot-dialogue, 3 shots; "": not ours
+    # to say, e.g. the paper's rows and `baseline:` answers, which read no prompt)
+    prompt_tokens: float | None = None  # mean prompt tokens per answer (the context cost)
+    seconds_per_answer: float | None = None  # the backend's mean seconds per answer
     win_rate: float | None = None
     win_rate_ci: list[float] | None = None
     win_rate_lc: float | None = None  # length-controlled (rolebench.judge.length_control)

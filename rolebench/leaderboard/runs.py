@@ -23,6 +23,7 @@ from rolebench.leaderboard.rows import (
     reference_data,
     split_members,
 )
+from rolebench.prompts.elicitation import elicitation_label
 from rolebench.results.schema import RunResults
 from rolebench.scoring.aggregate import GroupDef, flags_of, group_results
 from rolebench.scoring.floors import FLOOR_SPECS
@@ -67,6 +68,17 @@ def _lengths(tasks: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
     }
 
 
+def _context(tasks: Sequence[Mapping[str, Any]]) -> tuple[float | None, float | None]:
+    """(mean prompt tokens, mean seconds per answer) of a split's tasks, weighted by answers measured."""
+    found = [t["context"] for t in tasks if t.get("context")]
+    tokens = [(c["prompt_tokens_mean"], c["n_prompt_tokens"]) for c in found if c.get("prompt_tokens_mean")]
+    seconds = [(c["seconds_mean"], c["n_timed"]) for c in found if c.get("seconds_mean")]
+    return (
+        sum(v * n for v, n in tokens) / sum(n for _, n in tokens) if tokens else None,
+        sum(v * n for v, n in seconds) / sum(n for _, n in seconds) if seconds else None,
+    )
+
+
 def _group_row(run: RunResults, group: str, tasks: list[str], name: str) -> Row:
     config = run.config.model_dump()
     model = config.get("model") or {}
@@ -84,6 +96,7 @@ def _group_row(run: RunResults, group: str, tasks: list[str], name: str) -> Row:
     f_measure = stored.model_dump().get(F_MEASURE_PROTOCOL) or {}
     present = {d["split"] for d in tasks_data.values()}
     spec = str(model.get("spec") or "")
+    tokens, seconds = _context(list(tasks_data.values()))
     row = Row(
         model=str(model.get("name") or model.get("spec") or "unknown model"),
         spec=spec,
@@ -91,6 +104,9 @@ def _group_row(run: RunResults, group: str, tasks: list[str], name: str) -> Row:
         split=group,
         flags=row_flags(tasks_data.values(), totals, protocol, spec),
         floors=dict(totals.get("floors") or {}),
+        elicitation="" if spec.startswith("baseline:") else elicitation_label(config.get("elicitation")),
+        prompt_tokens=tokens,
+        seconds_per_answer=seconds,
         judge=judge_label(config.get("judge")),
         n=totals.get("n"),
         n_full=full_size([d["split"] for d in tasks_data.values()]),

@@ -23,11 +23,13 @@ SCORE_COLUMNS = (*METRIC_KEYS, AVG, f"f_{AVG}", "win_rate", "win_rate_lc")
 HEADERS = [
     "Rank",
     "Model",
+    "Prompting",
     *(LABELS[m] for m in (*METRIC_KEYS, AVG)),
     "F avg",
     "F rank",
     "Answer len (ref, cut)",
     "Looping",
+    "Prompt tok · s/answer",
     "Win rate % (95% CI)",
     "LC win rate % (95% CI)",
     "W/T/L",
@@ -57,6 +59,9 @@ CSV_COLUMNS = [
     "reference_words",
     "cut_at_limit",
     "looping",
+    "elicitation",
+    "prompt_tokens",
+    "seconds_per_answer",
     "win_rate",
     "win_rate_low",
     "win_rate_high",
@@ -87,16 +92,19 @@ ABOUT_LEAD = (
     "their mean, by which rows are ranked, as in the paper."
 )
 ABOUT_MORE = (
-    "Recall rewards long answers, so beside it: F avg "
-    "and F rank, the same avg as an F-measure (protocol `rolebench`) and the rank it gives, which length "
-    "cannot buy; the answers' length against the references' (words, characters for Chinese) and the share "
-    "cut at the token limit; the share of answers that loop; flags; and the floors, null baselines that "
-    "answer with the question or the role's description (unranked rows). Win rate = share of answers an "
-    "LLM judge prefers over the RoleGPT baseline (ties count half), in percent; LC win rate = the same, "
-    "length-controlled (AlpacaEval 2.0's regression, read at equal lengths). Each table is one board: rows "
-    "scored with the same protocol, dataset files, judge and task versions; rows of different boards are "
-    'never ranked together. Partial rows (a --limit run or a missing task) are listed unranked. "reported '
-    "(paper)\" rows are the RoleLLM paper's numbers as printed."
+    "Recall rewards long answers, so beside it: F avg and F rank, the same avg as an F-measure "
+    "(protocol `rolebench`) and the rank it gives, which length cannot buy; the answers' length against "
+    "the references' (words, characters for Chinese) and the share cut at the token limit; the share of "
+    "answers that loop; flags; and the floors, null baselines that answer with the question or the "
+    "role's description (unranked rows). Prompting (on the page: under the model's name) = how the role "
+    "was prompted: the paper's zero-shot, few-shot prompt or few-shot dialogue engineering "
+    "(demonstrations from the role's own script); Prompt tok · s/answer (the page's Prompt column) = "
+    "what that costs: mean prompt tokens and the backend's seconds per answer. Win rate = share of "
+    "answers an LLM judge prefers over the RoleGPT baseline (ties count half), in percent; LC win rate "
+    "= the same, length-controlled (AlpacaEval 2.0's regression, read at equal lengths). Each table is "
+    "one board: rows scored with the same protocol, dataset files, judge and task versions; rows of "
+    "different boards are never ranked together. Partial rows (a --limit run or a missing task) are "
+    'listed unranked. "reported (paper)" rows are the RoleLLM paper\'s numbers as printed.'
 )
 ABOUT = f"{ABOUT_LEAD} {ABOUT_MORE}"
 FLAG_LEGEND = [describe(flag) for flag in FLAG_ORDER]
@@ -146,6 +154,15 @@ def _percent(value: float | None, interval: list[float] | None) -> str:
         low, high = interval
         text += f" [{100 * low:.1f}, {100 * high:.1f}]"
     return text
+
+
+def context_text(row: Row) -> str:
+    """Mean prompt tokens and seconds per answer, e.g. `412 · 0.83` (– where not measured)."""
+    if row.prompt_tokens is None and row.seconds_per_answer is None:
+        return "–"
+    tokens = "–" if row.prompt_tokens is None else f"{row.prompt_tokens:.0f}"
+    seconds = "–" if row.seconds_per_answer is None else f"{row.seconds_per_answer:.2f}"
+    return f"{tokens} · {seconds}"
 
 
 def win_text(row: Row) -> str:
@@ -200,10 +217,12 @@ def _cells(board: Board, escape: Callable[[str], str], bold: Callable[[str], str
             [
                 rank_text(row, row.rank),
                 escape(row.model),
+                escape(row.elicitation or "–"),
                 *scores[:-2],
                 rank_text(row, row.rank_f),
                 length_text(row),
                 share_text(row.looping),
+                context_text(row),
                 *scores[-2:],
                 wtl_text(row),
                 escape(n_display(row)),
@@ -272,7 +291,7 @@ def to_latex(boards: Sequence[Board]) -> str:
             headers=headers,
             tablefmt="latex_raw",
             disable_numparse=True,
-            colalign=("right", "left", *["right"] * (len(headers) - 3), "left"),
+            colalign=("right", "left", "left", *["right"] * (len(headers) - 4), "left"),
         )
         flags = {f for row in board.rows for f in row.flags}
         legend = " ".join(f"{describe(f)}." for f in FLAG_ORDER if f in flags)

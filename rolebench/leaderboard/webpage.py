@@ -57,6 +57,13 @@ def _length_cell(row: Row) -> dict[str, Any]:
     return _cell(f"{row.answer_words:.0f}", row.answer_words, sub=", ".join(p for p in parts if p))
 
 
+def _context_cell(row: Row) -> dict[str, Any]:
+    """Mean prompt tokens, and the seconds per answer below them."""
+    seconds = "" if row.seconds_per_answer is None else f"{row.seconds_per_answer:.2f} s/ans"
+    tokens = "–" if row.prompt_tokens is None else f"{row.prompt_tokens:.0f}"
+    return _cell(tokens, row.prompt_tokens, sub=seconds)
+
+
 def _row_view(row: Row, best: dict[str, float], key: str) -> dict[str, Any]:
     def score(column: str, text: str, sub: str = "") -> dict[str, Any]:
         return _cell(text, getattr(row, column), bold=is_best(row, column, best), sub=sub)
@@ -71,12 +78,13 @@ def _row_view(row: Row, best: dict[str, float], key: str) -> dict[str, Any]:
         "reference": row.source == REPORTED,
         "floor": row.source == FLOOR,
         "model": row.model,
-        "title": " · ".join(x for x in (row.spec, row.run) if x),
+        "title": " · ".join(x for x in (row.elicitation, row.spec, row.run) if x),
         "rank": _cell(rank_text(row, row.rank), row.rank),
         "scores": [score(m, metric_text(getattr(row, m))) for m in (*METRIC_KEYS, AVG, f"f_{AVG}")],
         "rank_f": _cell(rank_text(row, row.rank_f), row.rank_f),
         "length": _length_cell(row),
         "looping": _cell(share_text(row.looping), row.looping),
+        "context": _context_cell(row),
         "wins": [percent("win_rate", row.win_rate_ci), percent("win_rate_lc", row.win_rate_lc_ci)],
         "wtl": _cell(wtl_text(row), row.wins),
         "n": _cell(n_display(row), row.n),

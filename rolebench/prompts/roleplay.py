@@ -16,6 +16,8 @@ from rolebench.templating import text_environment
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 SYSTEM_TEMPLATES = {"en": "rolegpt_system_en.j2", "zh": "rolegpt_system_zh.j2"}
+FEW_SHOT_PROMPT_TEMPLATE = "rolegpt_few_shot_prompt.j2"  # the demonstrations inside the user turn
+LAYOUTS = ("dialogue", "prompt")  # where demonstrations go: earlier turns, or the one user turn
 
 
 def render(name: str, **values: object) -> str:
@@ -43,13 +45,23 @@ def role_messages(
     question: str,
     language: str,
     demonstrations: Sequence[tuple[str, str]] = (),
+    layout: str = "dialogue",
 ) -> list[Message]:
-    """System instruction, optional few-shot dialogue turns, then the stripped question as the user turn.
+    """System instruction, optional few-shot demonstrations, then the stripped question as the user turn.
 
-    Demonstrations are the paper's "dialogue engineering": each (question, answer) pair becomes a
-    user turn and an assistant turn before the real question.
+    The paper's two few-shot layouts (PAPER_PROMPTS.md 1.4.3): `layout="dialogue"` ("dialogue
+    engineering") makes each (question, answer) pair a user turn and an assistant turn before the real
+    question; `layout="prompt"` ("prompt engineering") writes the pairs, a line each, into the one user
+    turn before the question (`FEW_SHOT_PROMPT_TEMPLATE`). Without demonstrations both are zero-shot.
     """
     messages: list[Message] = [{"role": "system", "content": system_prompt(role, description, language)}]
+    if layout not in LAYOUTS:
+        raise ValueError(f"unknown demonstration layout {layout!r}")
+    if layout == "prompt" and demonstrations:
+        pairs = [(q.strip(), a.strip()) for q, a in demonstrations]
+        content = render(FEW_SHOT_PROMPT_TEMPLATE, demonstrations=pairs, question=question.strip())
+        messages.append({"role": "user", "content": content})
+        return messages
     for demo_question, demo_answer in demonstrations:
         messages.append({"role": "user", "content": demo_question.strip()})
         messages.append({"role": "assistant", "content": demo_answer.strip()})

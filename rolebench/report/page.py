@@ -17,6 +17,7 @@ from typing import Any
 from rolebench.data.splits import SPLITS
 from rolebench.errors import MissingDependency
 from rolebench.leaderboard.tables import metric_text
+from rolebench.prompts.elicitation import elicitation_label
 from rolebench.report.summary import MEASURES, entries
 from rolebench.results.io import read_results, read_samples, samples_path
 from rolebench.results.schema import RunResults
@@ -166,8 +167,39 @@ def answer_rows(results: RunResults) -> list[dict[str, Any]]:
                 "cut": "–" if lengths.cut_at_limit is None else f"{lengths.cut_at_limit:.0%}",
                 "looping": "–" if lengths.looping is None else f"{lengths.looping:.0%}",
                 "max_new_tokens": lengths.max_new_tokens,
+                **context_texts(task.context.model_dump() if task.context else None),
             }
         )
+    return rows
+
+
+def context_texts(context: dict[str, Any] | None) -> dict[str, str]:
+    """Mean prompt tokens and seconds per answer as shown (– where not measured)."""
+    context = context or {}
+    tokens, seconds = context.get("prompt_tokens_mean"), context.get("seconds_mean")
+    return {
+        "prompt_tokens": "–" if tokens is None else f"{tokens:.0f}",
+        "seconds": "–" if seconds is None else f"{seconds:.2f}",
+    }
+
+
+def versus_rows(results: RunResults) -> list[dict[str, Any]]:
+    """Head-to-head results (`rolebench judge --against`): one row per task or group and opponent."""
+    rows = []
+    for name, entry in entries(results):
+        for key, fields in (entry.value("versus") or {}).items():
+            rows.append(
+                {
+                    "name": name,
+                    "group": name in results.groups,
+                    "against": key,
+                    "judge": ((results.config.versus or {}).get(key) or {}).get("spec", ""),
+                    "win_rate": _percent(fields.get("win_rate"), fields.get("win_rate_ci")),
+                    "win_rate_lc": _percent(fields.get("win_rate_lc"), fields.get("win_rate_lc_ci")),
+                    "wtl": "/".join(str(fields.get(k) or 0) for k in ("wins", "ties", "losses")),
+                    "judged": f"{fields.get('judged') or 0} of {fields.get('n_shared') or 0}",
+                }
+            )
     return rows
 
 
@@ -212,11 +244,13 @@ def report_context(run_dir: Path, worst: int = DEFAULT_WORST) -> dict[str, Any]:
         "created": results.created,
         "limit": results.config.limit,
         "protocol": results.config.scoring.get("protocol"),
+        "elicitation": elicitation_label(results.config.elicitation),
         "summary": summary_rows(results),
         "answers": answer_rows(results),
         "floors": floor_rows(results),
         "protocols": held_protocols(results),
         "flag_legend": [describe(f) for f in FLAG_ORDER],
+        "versus": versus_rows(results),
         "tasks": tasks,
         "config": json.dumps(
             results.config.model_dump(mode="json"), ensure_ascii=False, indent=2, sort_keys=True

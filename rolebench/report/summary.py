@@ -7,6 +7,7 @@ from typing import Any
 from tabulate import tabulate
 
 from rolebench.data.splits import SPLITS
+from rolebench.prompts.elicitation import elicitation_label
 from rolebench.results.schema import GroupResult, RunResults, TaskResult
 from rolebench.scoring.flags import describe, sorted_flags
 from rolebench.scoring.metrics import AVG, LABELS, METRIC_KEYS, RAW
@@ -49,10 +50,18 @@ def _rows(
                 _cell(total) if total is not None else "",
                 _cell(data.get("win_rate")) if first else "",
                 _cell(data.get("win_rate_lc")) if first else "",
+                *(_context_cells(data.get("context")) if first else ("", "")),
                 ", ".join(data.get("flags") or []) if first else "",
             ]
         )
     return rows
+
+
+def _context_cells(context: dict[str, Any] | None) -> tuple[str, str]:
+    """Mean prompt tokens and seconds per answer (the context cost), blank where not measured."""
+    context = context or {}
+    tokens, seconds = context.get("prompt_tokens_mean"), context.get("seconds_mean")
+    return ("-" if tokens is None else f"{tokens:.0f}", "-" if seconds is None else f"{seconds:.2f}")
 
 
 def summary_table(results: RunResults) -> str:
@@ -73,9 +82,17 @@ def summary_table(results: RunResults) -> str:
         "split total",
         "win rate",
         "LC win rate",
+        "prompt tok",
+        "s/answer",
         "flags",
     ]
-    optional = {"split total", "win rate", "LC win rate"}  # shown when some row has one
+    optional = {
+        "split total",
+        "win rate",
+        "LC win rate",
+        "prompt tok",
+        "s/answer",
+    }  # shown when some row has one
     keep = [
         i for i, h in enumerate(headers) if h not in optional or any(row[i] not in ("", "-") for row in rows)
     ]
@@ -84,9 +101,42 @@ def summary_table(results: RunResults) -> str:
     )
 
 
+def elicitation_notes(results: RunResults) -> list[str]:
+    """How the role was prompted, roles whose script had fewer pairs than shots, and head-to-head results."""
+    block = results.config.elicitation or {}
+    notes = [f"elicitation: {elicitation_label(block)}"]
+    if block.get("retriever"):
+        notes[0] += f" (demonstrations from each role's script, retriever {block['retriever'].get('name')})"
+    for task, info in (block.get("tasks") or {}).items():
+        short = info.get("fewer_pairs_than_shots") or {}
+        if short:
+            roles = ", ".join(f"{role} ({pairs})" for role, pairs in short.items())
+            notes.append(f"{task}: fewer script pairs than shots, all of them used: {roles}")
+    entries: list[tuple[str, TaskResult | GroupResult]] = [*results.results.items(), *results.groups.items()]
+    for name, entry in entries:
+        for key, fields in (entry.value("versus") or {}).items():
+            notes.append(f"{name} versus {key}: {versus_text(fields)}")
+    return notes
+
+
+def versus_text(fields: dict[str, Any]) -> str:
+    """A head-to-head result in one line: win rate, its interval, W/T/L, how many judged of shared."""
+    rate, ci = fields.get("win_rate"), fields.get("win_rate_ci")
+    text = "win rate -" if rate is None else f"win rate {rate:.4f}"
+    if ci:
+        text += f" [{ci[0]:.4f}, {ci[1]:.4f}]"
+    lc, lc_ci = fields.get("win_rate_lc"), fields.get("win_rate_lc_ci")
+    if lc is not None:
+        text += f", LC {lc:.4f}" + (f" [{lc_ci[0]:.4f}, {lc_ci[1]:.4f}]" if lc_ci else "")
+    counts = "/".join(str(fields.get(k) or 0) for k in ("wins", "ties", "losses"))
+    return (
+        f"{text}, W/T/L {counts}, {fields.get('judged') or 0} judged of {fields.get('n_shared') or 0} shared"
+    )
+
+
 def summary_notes(results: RunResults) -> list[str]:
     """Lines under the table: answer lengths, cuts at the token limit, looping answers, why RAW is missing."""
-    notes = []
+    notes = elicitation_notes(results)
     for name, task in results.results.items():
         lengths = task.lengths
         if lengths is not None and lengths.answer_words_mean is not None:

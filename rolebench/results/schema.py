@@ -48,6 +48,18 @@ class AnswerLengths(BaseModel):
     max_new_tokens: int | None = None
 
 
+class ContextCost(BaseModel):
+    """What the prompts cost (the paper's "context efficiency"): tokens read, time taken, demonstrations."""
+
+    model_config = ConfigDict(extra="forbid")
+    prompt_tokens_mean: float | None = None  # prompt tokens per answer, where the backend reported them
+    n_prompt_tokens: int = 0  # answers that reported their prompt tokens
+    seconds_mean: float | None = None  # the backend's seconds per answer (see rolebench.scoring.context)
+    seconds_total: float | None = None
+    n_timed: int = 0
+    shots_mean: float = 0.0  # demonstrations per sample (0 zero-shot)
+
+
 class TaskResult(BaseModel):
     """Metrics of one task. Metric fields (`cus`, `cus_ci`, `cus_n`, ...), one key per protocol and the
     judge's fields (`win_rate`, ...) are extra fields named by `rolebench.scoring.metrics` and the judge."""
@@ -64,6 +76,7 @@ class TaskResult(BaseModel):
     protocol: str | None = None
     per_role: dict[str, dict[str, Any]] = {}
     lengths: AnswerLengths | None = None
+    context: ContextCost | None = None
     samples_sha256: str | None = None  # of the samples file these numbers come from
 
     def value(self, key: str) -> Any:
@@ -92,9 +105,11 @@ class RunConfig(BaseModel):
     data: dict[str, Any] = {}
     tasks: dict[str, dict[str, Any]] = {}
     prompt: dict[str, Any] = {}
+    elicitation: dict[str, Any] | None = None  # method, shots, retriever, scripts read (None: zero-shot)
     scoring: dict[str, Any] = {}
     generation: dict[str, Any] = {}
     judge: dict[str, Any] | None = None
+    versus: dict[str, Any] | None = None  # per opponent run (`rolebench judge --against`): how it was judged
     limit: int | None = None
     sampling: dict[str, Any] | None = None
     bootstrap: dict[str, Any] = {}
@@ -131,6 +146,8 @@ class SampleRecord(BaseModel):
     error: str | None = None
     failed: bool = False  # the request failed (an answer should exist): the next run asks again
     usage: dict[str, int] | None = None
+    seconds: float | None = None  # the backend's time for this answer (when it was generated)
+    shots: int = 0  # demonstrations in `messages` (a few-shot elicitation; fewer than asked: a short script)
     finish_reason: str | None = None
     references: list[str]
     raw_answer: str | None = None

@@ -15,6 +15,7 @@ from typing import Any
 from rolebench.data.splits import get_split
 from rolebench.results.schema import GroupResult, SampleRecord, TaskResult
 from rolebench.scoring.answers import answer_lengths
+from rolebench.scoring.context import context_cost
 from rolebench.scoring.flags import BELOW_FLOOR, answer_flags, sorted_flags
 from rolebench.scoring.floors import FLOOR_SPECS, below_floor, floor_scores, group_floors
 from rolebench.scoring.metrics import AVG, METRIC_KEYS, metrics_for
@@ -122,6 +123,7 @@ def task_result(
         n_baseline=sum(1 for r in records if r.baseline is not None),
         protocol=headline,
         lengths=lengths,
+        context=context_cost(records),
         **blocks[headline],
         **blocks,
         floors=floors,

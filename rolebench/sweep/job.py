@@ -105,7 +105,9 @@ class StoredCounter(threading.Thread):
         with RecordStore(path, GENERATIONS_TABLE) as store:
             model = CachedModel(options.model, options.model_options, store)
             self.task_of = {
-                generation_key(model, p.config, r): p.spec.name for p in plans for r in p.requests
+                generation_key(model, p.config, r, p.elicitation): p.spec.name
+                for p in plans
+                for r in p.requests
             }
         self.totals = {p.spec.name: len(p.requests) for p in plans}
         self.counts = dict.fromkeys(self.totals, 0)
