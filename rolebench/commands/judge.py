@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
+from typing import Any
 
 from rolebench.commands._arguments import Subparsers
 
@@ -12,11 +14,19 @@ def add_parser(subparsers: Subparsers) -> None:
     p = subparsers.add_parser(
         "judge",
         help="win rate against the RoleGPT baseline with an LLM judge (no model needed)",
-        description="Judge DIR/samples/*.jsonl against the RoleGPT baseline answers with the RoleLLM ranking "
-        "prompt (anonymised, both orders), write DIR/judgments/*.jsonl and add the win rate to "
-        "DIR/results.json. Judge completions are cached ($ROLEBENCH_CACHE or the user cache dir).",
+        description="Judge DIR/samples/*.jsonl against the RoleGPT baseline answers (or, with --against, "
+        "against another run's answers) with the RoleLLM ranking prompt (anonymised, both orders), write "
+        "DIR/judgments/ and add the win rate to DIR/results.json. Judge completions are cached "
+        "($ROLEBENCH_CACHE or the user cache dir).",
     )
     p.add_argument("run_dir", type=Path, help="a run folder written by `rolebench evaluate`")
+    p.add_argument(
+        "--against",
+        type=Path,
+        metavar="OTHER_RUN",
+        help="judge RUN's answers against another run's (e.g. another elicitation or model) on the items "
+        "both hold, instead of against the RoleGPT baseline; the win rate is RUN's",
+    )
     p.add_argument(
         "--judge",
         required=True,
@@ -64,14 +74,26 @@ def run(args: argparse.Namespace) -> int:
 
     settings = judge_settings(args, args.base_url, reparse=args.reparse)
     with open_run(args.run_dir):
-        report = judge_run(args.run_dir, args.judge, settings=settings)
+        if args.against is not None:
+            from rolebench.judge.versus import judge_versus
+
+            report = judge_versus(args.run_dir, args.against, args.judge, settings=settings)
+        else:
+            report = judge_run(args.run_dir, args.judge, settings=settings)
         results = read_results(args.run_dir)
     block = report["judge"]
-    failed = read_failure_line(args.run_dir / JUDGMENTS_DIR)
-    if failed and not any(t.value("judged") for t in results.results.values()):
-        print(f"judge {block['spec']}: no win rate: {failed}; see {args.run_dir / JUDGMENTS_DIR}")
-        return exit_code(results)
+    folder = Path(report.get("folder") or args.run_dir / JUDGMENTS_DIR)
+    failed = read_failure_line(folder)
+    if args.against is not None:
+        any_judged = any(fields.get("judged") for fields in report["results"].values())
+    else:
+        any_judged = any(t.value("judged") for t in results.results.values())
+    if failed and not any_judged:
+        print(f"judge {block['spec']}: no win rate: {failed}; see {folder}")
+        return versus_exit_code(report) if args.against is not None else exit_code(results)
     print(summary_text(results))
+    if args.against is not None:
+        print(f'\nagainst {report["key"]}: results[task]["versus"] in {args.run_dir / "results.json"}')
     cost = block.get("cost_usd")
     print(
         f"\njudge {block['spec']}: {block['this_run']['requests']} new requests, "
@@ -79,4 +101,22 @@ def run(args: argparse.Namespace) -> int:
         + (f", ${cost:.4f}" if cost is not None else "")
         + (f"; {failed}" if failed else "")
     )
+    if args.against is not None:
+        return versus_exit_code(report)
     return exit_code(results)
+
+
+def versus_exit_code(report: dict[str, Any]) -> int:
+    """0, or 1 with one line on stderr when judgments against the other run failed (a re-run retries)."""
+    failed = sum(
+        (fields.get("judge_errors") or 0) + (fields.get("parse_failures") or 0)
+        for fields in report["results"].values()
+    )
+    if not failed:
+        return 0
+    print(
+        f"rolebench: {failed} judgments against {report['key']} failed (judge errors or unparsable "
+        "verdicts; see judgments/versus/): run the same command again to retry them",
+        file=sys.stderr,
+    )
+    return 1

@@ -71,14 +71,18 @@ def _pair(record: SampleRecord) -> Pair:
 
 
 def select_pairs(task: str, records: Sequence[SampleRecord], settings: JudgeSettings) -> list[Pair]:
-    """Every sample as a Pair; with a limit, a seeded sample of N candidates (the rest `not_sampled`).
+    """Every sample as a Pair against its RoleGPT baseline answer, limited by `limit_pairs`."""
+    return limit_pairs(task, [_pair(r) for r in records], settings)
+
+
+def limit_pairs(task: str, pairs: Sequence[Pair], settings: JudgeSettings) -> list[Pair]:
+    """The pairs; with a limit, a seeded sample of N candidates (the rest `not_sampled`).
 
     The sample is the N candidates with the smallest hash of (seed, task, id): deterministic, and a
     larger N keeps every pair a smaller N chose.
     """
-    pairs = [_pair(r) for r in records]
     if settings.limit is None:
-        return pairs
+        return list(pairs)
     candidates = [p for p in pairs if p.status == "candidate"]
     ranked = sorted(candidates, key=lambda p: content_key("judge-sample", settings.seed, task, p.id))
     chosen = {p.id for p in ranked[: settings.limit]}
@@ -114,13 +118,14 @@ def build_slots(task: str, pairs: Sequence[Pair], config: JudgeConfig, seed: int
     return slots
 
 
-def _leaf_tasks(name: str, results: RunResults, seen: tuple[str, ...] = ()) -> list[str]:
+def leaf_tasks(name: str, results: RunResults, seen: tuple[str, ...] = ()) -> list[str]:
+    """The tasks under a task or group name (a group's members, recursively)."""
     if name in results.results:
         return [name]
     group = results.groups.get(name)
     if group is None or name in seen:
         return []
-    return [leaf for member in group.tasks for leaf in _leaf_tasks(member, results, (*seen, name))]
+    return [leaf for member in group.tasks for leaf in leaf_tasks(member, results, (*seen, name))]
 
 
 def update_results(
@@ -133,7 +138,7 @@ def update_results(
         results.results[task] = TaskResult(**{**results.results[task].model_dump(), **fields})
     groups, by_members = {}, {}
     for name, group in results.groups.items():
-        leaves = tuple(leaf for leaf in _leaf_tasks(name, results) if leaf in lines)
+        leaves = tuple(leaf for leaf in leaf_tasks(name, results) if leaf in lines)
         if leaves not in by_members:  # the same pooled lines give the same fields (seeded bootstrap)
             by_members[leaves] = (
                 tasks[leaves[0]]
@@ -198,16 +203,19 @@ def prepare_judge(
     return config, prices
 
 
-def judge_run(run_dir: Path, judge_spec: str, *, settings: JudgeSettings = JudgeSettings()) -> dict[str, Any]:
-    """Judge (or re-judge) a run folder's saved generations and update DIR/results.json atomically.
+@dataclass
+class Judged:
+    """Judge lines per task (one per pair, `pair_line`) and the `config.judge`-style block of the judging."""
 
-    Returns `{"judge": config.judge block, "results": {task: fields}, "groups": {group: fields}}`.
-    """
-    started = time.perf_counter()
-    run_dir = Path(run_dir)
+    lines: dict[str, list[dict[str, Any]]]
+    block: dict[str, Any]
+
+
+def judge_pairs(
+    pairs: Mapping[str, Sequence[Pair]], judge_spec: str, settings: JudgeSettings, started: float
+) -> Judged:
+    """Judge every candidate pair (both orders, or one seeded order) through the judgment cache."""
     config, prices = prepare_judge(judge_spec, settings)
-    results = read_results(run_dir)
-    pairs = {task: select_pairs(task, read_samples(run_dir, task), settings) for task in results.results}
     slots = {task: build_slots(task, task_pairs, config, settings.seed) for task, task_pairs in pairs.items()}
     all_slots = [slot for by_pair in slots.values() for pair_slots in by_pair.values() for slot in pair_slots]
     with open_judgment_store(settings.cache_dir) as store:
@@ -230,13 +238,27 @@ def judge_run(run_dir: Path, judge_spec: str, *, settings: JudgeSettings = Judge
         task: [pair_line(p, slots[task].get(p.id, [])) for p in task_pairs]
         for task, task_pairs in pairs.items()
     }
-    for task, task_lines in lines.items():
-        write_jsonl_atomic(run_dir / JUDGMENTS_DIR / f"{task}.jsonl", task_lines)
     spent = _spending(judge_spec, info, caller, prices)
     block = _judge_block(judge_spec, info, config, settings, spent)
     block.update(
         cache=cache, judge_loaded=judge.loaded, timings={"judge_s": round(time.perf_counter() - started, 3)}
     )
-    fields = update_results(results, lines, block)
+    return Judged(lines, block)
+
+
+def judge_run(run_dir: Path, judge_spec: str, *, settings: JudgeSettings = JudgeSettings()) -> dict[str, Any]:
+    """Judge (or re-judge) a run folder's saved generations and update DIR/results.json atomically.
+
+    Returns `{"judge": config.judge block, "results": {task: fields}, "groups": {group: fields}}`.
+    """
+    started = time.perf_counter()
+    run_dir = Path(run_dir)
+    prepare_judge(judge_spec, settings)  # a bad judge fails before any file is read
+    results = read_results(run_dir)
+    pairs = {task: select_pairs(task, read_samples(run_dir, task), settings) for task in results.results}
+    judged = judge_pairs(pairs, judge_spec, settings, started)
+    for task, task_lines in judged.lines.items():
+        write_jsonl_atomic(run_dir / JUDGMENTS_DIR / f"{task}.jsonl", task_lines)
+    fields = update_results(results, judged.lines, judged.block)
     write_results(run_dir, results)
-    return {"judge": block, **fields}
+    return {"judge": judged.block, **fields}
