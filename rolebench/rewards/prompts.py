@@ -1,0 +1,150 @@
+"""Training prompts for a RoleBench reward: the chat messages `rolebench evaluate` sends, as a dataset.
+
+`load_prompts` reads a split's rows through the data layer (`rolebench.data.samples`: the same
+records, descriptions and checks as evaluation; `--limit`'s stratified, seeded sample), builds each
+row's messages in `prompt_messages` (the one place that turns a sample into messages here, through
+`rolebench.prompts.roleplay.role_messages`, as `rolebench evaluate` does) and returns a
+`datasets.Dataset` with the columns TRL's trainers and `rouge_l_reward` read: `prompt`,
+`references`, `language`, `role`, `id`.
+
+The test part is the benchmark: a model trained on its prompts (or rewarded against its references)
+has seen the answers, and its scores on that split mean nothing. It needs `allow_test=True`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import warnings
+from typing import TYPE_CHECKING, Any
+
+from model_adapters.interface import Message
+from rolebench.data.resolve import resolve_source
+from rolebench.data.samples import Sample, load_samples
+from rolebench.data.sampling import select
+from rolebench.data.splits import SPLITS
+from rolebench.errors import ConfigError, MissingDependency
+from rolebench.prompts.roleplay import role_messages
+from rolebench.tasks.catalogue import catalogue, resolve
+
+if TYPE_CHECKING:
+    from datasets import Dataset
+
+PARTS = ("train", "test")
+# `rolebench evaluate --elicitation`'s methods; training prompts are built for the wired ones.
+ELICITATIONS = ("zero-shot", "few-shot-prompt", "few-shot-dialogue")
+WIRED_ELICITATIONS = ("zero-shot",)
+TEST_LEAKS = (
+    "training on the test part leaks the benchmark's answers into the model: its scores on that split "
+    "then mean nothing"
+)
+
+
+def prompt_messages(sample: Sample, elicitation: str = "zero-shot") -> list[Message]:
+    """The chat messages `rolebench evaluate` sends for `sample` under the elicitation method."""
+    check_elicitation(elicitation)
+    return role_messages(sample.role, sample.description, sample.question, sample.language)
+
+
+def check_elicitation(elicitation: str) -> None:
+    """ConfigError for an unknown method, or one training prompts are not built for yet."""
+    if elicitation in WIRED_ELICITATIONS:
+        return
+    if elicitation in ELICITATIONS:
+        raise ConfigError(
+            f"elicitation {elicitation!r} is not available for training prompts yet",
+            where="load_prompts(elicitation=...)",
+            fix="use 'zero-shot'",
+        )
+    close = difflib.get_close_matches(str(elicitation), ELICITATIONS, n=1)
+    raise ConfigError(
+        f"unknown elicitation {elicitation!r}",
+        where="load_prompts(elicitation=...)",
+        fix=(f"did you mean {close[0]!r}? " if close else "") + "one of " + ", ".join(ELICITATIONS),
+    )
+
+
+def check_part(part: str, allow_test: bool) -> None:
+    """ConfigError for an unknown part, or the test part without `allow_test`; a warning with it."""
+    if part not in PARTS:
+        close = difflib.get_close_matches(str(part), PARTS, n=1)
+        raise ConfigError(
+            f"unknown part {part!r}",
+            where="load_prompts(part=...)",
+            fix=(f"did you mean {close[0]!r}? " if close else "")
+            + "use 'train' (or 'test' with allow_test=True)",
+        )
+    if part == "test" and not allow_test:
+        raise ConfigError(
+            f"{TEST_LEAKS}",
+            where="load_prompts(part='test')",
+            fix="use part='train', or pass allow_test=True",
+        )
+    if part == "test":
+        warnings.warn(TEST_LEAKS, UserWarning, stacklevel=3)
+
+
+def split_ids(name: str) -> list[str]:
+    """The splits a name stands for: a split id (`zh_general`), or a task or group (`rolebench_zh`)."""
+    if name in SPLITS:
+        return [name]
+    tasks, groups = catalogue()
+    if name in tasks or name in groups:
+        return list(dict.fromkeys(spec.split.id for spec in resolve([name])[0]))
+    known = [*SPLITS, *sorted(tasks), *sorted(groups)]
+    close = difflib.get_close_matches(str(name), known, n=1)
+    raise ConfigError(
+        f"unknown RoleBench split {name!r}",
+        where="load_prompts(split=...)",
+        fix=(f"did you mean {close[0]!r}? " if close else "")
+        + "name a split ("
+        + ", ".join(SPLITS)
+        + ") or a task or group (`rolebench tasks`)",
+    )
+
+
+def load_prompts(
+    split: str,
+    part: str = "train",
+    data_dir: str | None = None,
+    limit: int | None = None,
+    elicitation: str = "zero-shot",
+    *,
+    allow_test: bool = False,
+    seed: int = 0,
+) -> Dataset:
+    """A split's prompts with their references, as TRL's trainers and `rouge_l_reward` read them.
+
+    Args:
+        split: a split id (`zh_general`, `eng_instruct_specific`, ...; `rolebench data info` lists
+            them), or a task or group name (`rolebench_zh`: both Chinese splits, one after the other).
+        part: "train" (default) or "test" (needs `allow_test=True`: training on test leaks).
+        data_dir: a RoleBench folder in the Hub layout; default $ROLEBENCH_DATA, else the Hub.
+        limit: at most this many rows per split: `rolebench evaluate --limit`'s sample (stratified
+            over roles, seeded by `seed`, stable as the limit grows), in dataset order.
+        elicitation: how the role is elicited, as `rolebench evaluate --elicitation` (zero-shot).
+
+    Returns:
+        A `datasets.Dataset` with `prompt` (chat messages, exactly as `rolebench evaluate` builds
+        them), `references` (the row's reference answers), `language`, `role` and `id`.
+    """
+    check_part(part, allow_test)
+    check_elicitation(elicitation)
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise ConfigError(
+            f"limit {limit!r} is not allowed", where="load_prompts(limit=...)", fix="use 1 or more"
+        )
+    source = resolve_source(data_dir)
+    columns: dict[str, list[Any]] = {"prompt": [], "references": [], "language": [], "role": [], "id": []}
+    for split_id in split_ids(split):
+        samples = select(load_samples(split_id, source, file=f"{part}.jsonl"), limit, "stratified", seed)
+        for sample in samples:
+            columns["prompt"].append(prompt_messages(sample, elicitation))
+            columns["references"].append(list(sample.references))
+            columns["language"].append(sample.language)
+            columns["role"].append(sample.role)
+            columns["id"].append(sample.id)
+    try:
+        from datasets import Dataset
+    except ImportError:
+        raise MissingDependency("rolebench.rewards.load_prompts", "datasets", "data") from None
+    return Dataset.from_dict(columns)
