@@ -10,7 +10,8 @@ import pytest
 import yaml
 
 from rolebench.errors import ConfigError
-from rolebench.recipes.rocit_config import CONFIG_DIR, load_config
+from rolebench.recipes.config import shipped_configs
+from rolebench.recipes.rocit_config import load_config
 
 pytest.importorskip("peft")
 
@@ -149,7 +150,7 @@ def test_a_changed_config_is_not_resumed_from_old_checkpoints(tiny_model_dir, tm
     assert "written by a different config" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("name", sorted(p.stem for p in CONFIG_DIR.glob("*.yaml")))
+@pytest.mark.parametrize("name", shipped_configs("rocit"))
 def test_shipped_configs_validate(name):
     config = load_config(name)
     assert config.evaluate.tasks and config.data.train_files
@@ -171,7 +172,9 @@ def test_config_errors_name_the_field(tmp_path):
         load_config(str(bad))
     with pytest.raises(ConfigError, match="not found"):
         load_config("no-such-config")
-    assert {p.stem for p in CONFIG_DIR.glob("*.yaml")} == {"rolellama", "roleglm", "smoke-cpu"}
+    assert set(shipped_configs("rocit")) == {"rolellama", "roleglm", "smoke-cpu"}
+    with pytest.raises(ConfigError, match="did you mean 'smoke-cpu'"):
+        load_config("smoke-cp")
 
 
 INST_TEMPLATE = (

