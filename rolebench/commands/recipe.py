@@ -20,7 +20,8 @@ def add_parser(subparsers: Subparsers) -> None:
         "recipe",
         help="regenerate RoleBench data and train RoleLLaMA/RoleGLM (see docs/RECIPES.md)",
         description="Recipes of the RoleLLM paper: Context-Instruct, RoleGPT, role profiles, "
-        "splits, and RoCIT (LoRA role-conditioned instruction tuning).",
+        "splits, and RoCIT (LoRA role-conditioned instruction tuning); and GRPO with RoleBench's "
+        "ROUGE-L as the reward.",
     )
     recipes = p.add_subparsers(dest="recipe", metavar="RECIPE", required=True)
     _context_instruct(recipes)
@@ -28,6 +29,7 @@ def add_parser(subparsers: Subparsers) -> None:
     _describe_role(recipes)
     _build_splits(recipes)
     _rocit(recipes)
+    _grpo(recipes)
     p.set_defaults(run=run)
 
 
@@ -152,6 +154,24 @@ def _rocit(recipes: Subparsers) -> None:
         default=[],
         metavar="KEY=VALUE",
         help="override a config value, e.g. --set training.max_steps=10 (value parsed as YAML)",
+    )
+    p.add_argument("--no-eval", action="store_true", help="train only")
+    p.add_argument("--no-progress", action="store_true", help="hide progress bars")
+
+
+def _grpo(recipes: Subparsers) -> None:
+    p = recipes.add_parser(
+        "grpo", help="GRPO (TRL) with RoleBench's ROUGE-L F as the reward, then evaluation before/after"
+    )
+    p.add_argument(
+        "config", metavar="CONFIG", help="shipped config (grpo-smoke-cpu, grpo-roleglm) or a YAML file"
+    )
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config value, e.g. --set grpo.max_steps=10 (value parsed as YAML)",
     )
     p.add_argument("--no-eval", action="store_true", help="train only")
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
@@ -312,12 +332,39 @@ def run_rocit(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_grpo(args: argparse.Namespace) -> int:
+    from rolebench.recipes.grpo import run_grpo
+    from rolebench.recipes.grpo_config import load_grpo_config
+    from rolebench.recipes.length_guard import LengthHacking
+    from rolebench.report.compare import compare_table
+
+    config, path = load_grpo_config(args.config, parse_overrides(args.set))
+    report = run_grpo(config, path, progress=not args.no_progress, evaluate=not args.no_eval)
+    if report.adapter is None:
+        return 0  # a non-main process of `accelerate launch`
+    print(f"start: {report.start}\n{report.reward_line()}\nadapter: {report.adapter}")
+    if report.evaluations:
+        folders = ", ".join(
+            f"{label}: {results.config.model.get('spec')}" for label, results in report.evaluations.items()
+        )
+        print(f"\n{compare_table(report.evaluations)}\n\n{folders}")
+    if report.guard is not None and report.guard.stopped:
+        raise LengthHacking(
+            f"the length guard stopped training at step {report.steps}: {report.guard.stopped}",
+            where=str(Path(config.output_dir) / "train_log.jsonl"),
+            fix="lower the learning rate or raise grpo.beta (KL to the start); "
+            "set length_guard.action: warn to go on",
+        )
+    return 0
+
+
 RUNNERS = {
     "context-instruct": run_context_instruct,
     "rolegpt": run_rolegpt,
     "describe-role": run_describe_role,
     "build-splits": run_build_splits,
     "rocit": run_rocit,
+    "grpo": run_grpo,
 }
 
 
