@@ -164,7 +164,9 @@ def _grpo(recipes: Subparsers) -> None:
         "grpo", help="GRPO (TRL) with RoleBench's ROUGE-L F as the reward, then evaluation before/after"
     )
     p.add_argument(
-        "config", metavar="CONFIG", help="shipped config (grpo-smoke-cpu, grpo-roleglm) or a YAML file"
+        "config",
+        metavar="CONFIG",
+        help="shipped config (grpo-smoke-cpu, grpo-roleglm, grpo-rolellama) or a YAML file",
     )
     p.add_argument(
         "--set",
@@ -344,10 +346,11 @@ def run_grpo(args: argparse.Namespace) -> int:
         return 0  # a non-main process of `accelerate launch`
     print(f"start: {report.start}\n{report.reward_line()}\nadapter: {report.adapter}")
     if report.evaluations:
-        folders = ", ".join(
-            f"{label}: {results.config.model.get('spec')}" for label, results in report.evaluations.items()
+        folders = "; ".join(
+            f"{label}: {report.evaluations[label].config.model.get('spec')} in {folder}"
+            for label, folder in report.folders.items()
         )
-        print(f"\n{compare_table(report.evaluations)}\n\n{folders}")
+        print(f"\n{compare_table(report.evaluations)}\n\nruns ({folders})")
     if report.guard is not None and report.guard.stopped:
         raise LengthHacking(
             f"the length guard stopped training at step {report.steps}: {report.guard.stopped}",

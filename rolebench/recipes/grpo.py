@@ -43,6 +43,7 @@ class GrpoReport:
     prompts: int = 0
     guard: LengthGuard | None = None
     evaluations: dict[str, Any] = field(default_factory=dict)  # "before" / "after" -> RunResults
+    folders: dict[str, Path] = field(default_factory=dict)  # "before" / "after" -> its run folder
 
     def reward_line(self) -> str:
         steps = self.guard.steps if self.guard else []
@@ -173,6 +174,7 @@ def run_grpo(
         }
         if config.evaluate.include_base:
             runs = {"before": (report.start, output / "eval-before"), **runs}
+        report.folders = {label: folder for label, (_, folder) in runs.items()}
         report.evaluations = evaluate_models(
             config.evaluate, config.data.data_dir, runs, base, progress=progress
         )

@@ -122,6 +122,8 @@ def load_prompts(
         limit: at most this many rows per split: `rolebench evaluate --limit`'s sample (stratified
             over roles, seeded by `seed`, stable as the limit grows), in dataset order.
         elicitation: how the role is elicited, as `rolebench evaluate --elicitation` (zero-shot).
+        allow_test: allow `part="test"` (it warns: the model then has seen the benchmark's answers).
+        seed: the seed of the `limit` sample (`rolebench evaluate --limit-seed`).
 
     Returns:
         A `datasets.Dataset` with `prompt` (chat messages, exactly as `rolebench evaluate` builds
