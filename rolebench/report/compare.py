@@ -9,7 +9,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from rolebench.results.schema import RunResults, TaskResult
+from rolebench.results.schema import GroupResult, RunResults, TaskResult
 from rolebench.scoring.flags import answer_flags, describe, sorted_flags
 from rolebench.scoring.metrics import AVG, LABELS, METRIC_KEYS
 from rolebench.scoring.protocols import F_MEASURE_PROTOCOL, PAPER_PROTOCOL
@@ -34,12 +34,16 @@ def _block(results: RunResults, data: dict[str, Any], protocol: str) -> dict[str
     return block if isinstance(block, dict) else {}
 
 
-def task_flags(task: TaskResult) -> list[str]:
-    """The flags a task carries: those recorded with it, else the length and looping flags of its lengths."""
-    recorded = task.value("flags")
+def entry_flags(entry: TaskResult | GroupResult | None) -> list[str]:
+    """The flags a task or group carries: those recorded with it, else (a run from before flags were
+    recorded) a task's length and looping flags from its lengths."""
+    if entry is None:
+        return []
+    recorded = entry.value("flags")
     if isinstance(recorded, list):
         return sorted_flags([str(f) for f in recorded])
-    return answer_flags(task.lengths.model_dump() if task.lengths else None)
+    lengths = entry.lengths if isinstance(entry, TaskResult) else None
+    return answer_flags(lengths.model_dump() if lengths else None)
 
 
 def _row(name: str, label: str, results: RunResults, key: str, group: bool) -> list[str]:
@@ -59,7 +63,7 @@ def _row(name: str, label: str, results: RunResults, key: str, group: bool) -> l
         ]
     else:
         cells += ["", "", "", ""]
-    cells.append(", ".join(task_flags(entry)) if isinstance(entry, TaskResult) else "")
+    cells.append(", ".join(entry_flags(entry)))
     return cells
 
 
