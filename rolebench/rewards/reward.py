@@ -8,7 +8,8 @@ completion; None means "no reward for this item" (TRL leaves it out of the group
 
 `rouge_l_reward` scores each completion against its item's references with the `rolebench`
 protocol: the best ROUGE-L F-measure over the references, the very numbers of
-`rolebench.rouge_l(..., protocol="rolebench")` (it calls that scorer). Not the paper's recall: recall
+`rolebench.rouge_l(..., protocol="rolebench")`: it calls the same scorer (the protocol's
+`score_batch`, which `rouge_l` wraps), one call per language in the batch. Not the paper's recall: recall
 rewards length, and a policy optimised on it learns to ramble (SmolLM2-135M already buys an
 above-RoleGPT SPE that way). `make_reward(protocol=...)` gives the same function under another
 protocol, with a warning for recall.
@@ -22,7 +23,7 @@ from typing import Any
 
 from rolebench.errors import ConfigError, DataError
 from rolebench.scoring.inputs import check_language
-from rolebench.scoring.protocols import F_MEASURE_PROTOCOL, get_protocol, rouge_l
+from rolebench.scoring.protocols import F_MEASURE_PROTOCOL, get_protocol
 
 RewardFunction = Callable[..., list[float | None]]
 FIX_COMPLETION = "pass texts, or chat messages [{'role': 'assistant', 'content': TEXT}] as TRL does"
@@ -129,13 +130,17 @@ def score_completions(
     texts = [completion_text(c, i) for i, c in enumerate(completions)]
     refs = [item_references(r, i) for i, r in enumerate(references)]
     languages = item_languages(language, len(texts))
+    scorer = get_protocol(protocol)
+    scorable = [r for r in refs if r is not None]
+    if len(scorable) == len(refs) and len(set(languages)) == 1:  # the usual batch: one language
+        return list(scorer.score_batch(texts, scorable, languages[0]))
     by_language: dict[str, list[int]] = {}
     for index, item_refs in enumerate(refs):
         if item_refs is not None:
             by_language.setdefault(languages[index], []).append(index)
     scores: list[float | None] = [None] * len(texts)
     for lang, indices in by_language.items():
-        values = rouge_l([texts[i] for i in indices], [refs[i] or [] for i in indices], lang, protocol)
+        values = scorer.score_batch([texts[i] for i in indices], [refs[i] or [] for i in indices], lang)
         for index, value in zip(indices, values, strict=True):
             scores[index] = value
     return scores
