@@ -36,6 +36,7 @@ def needs_data() -> list[pytest.MarkDecorator]:
 
 CASES = [
     pytest.param(["bench_rouge", "--rows", "20", "--repeat", "1"], "rolebench", marks=needs("rouge")),
+    pytest.param(["bench_reward", "--smoke"], "identical", marks=[*needs("rouge_score"), *needs_data()]),
     pytest.param(
         ["bench_judge", "--pairs", "20", "--concurrency", "4", "--latency", "0.01"], '"win_rate_lc"'
     ),
