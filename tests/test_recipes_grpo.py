@@ -169,6 +169,7 @@ def test_grpo_trains_a_peft_adapter_further_on_a_template_without_system_turns(
         ),
         ({"model": {"adapter": "x"}}, "a `lora` section with model.adapter"),
         ({"model": {"base": "/no/such/model"}}, "cannot load the start model"),
+        ({"lora": {"target_modules": ["nope"]}}, "cannot add LoRA: .*nope.*lora.target_modules"),
     ],
 )
 def test_bad_configs_are_one_line_and_exit_2(tiny_model_dir, tmp_path, capsys, sections, message):
@@ -176,7 +177,19 @@ def test_bad_configs_are_one_line_and_exit_2(tiny_model_dir, tmp_path, capsys, s
 
     assert run(write_config(tmp_path, tiny_model_dir, **sections)) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and re.search(message, err[0]), err
+    errors = [line for line in err if line.startswith("rolebench: error:")]  # beside library progress bars
+    assert len(errors) == 1 and errors[0] == err[-1] and re.search(message, errors[0]), err
+
+
+def test_a_train_row_without_references_is_one_line_before_any_model_loads(tmp_path, capsys):
+    config = write_config(tmp_path, tmp_path / "no-model-needed")
+    train = tmp_path / "data" / "rolebench-zh" / "general" / "train.jsonl"
+    train.write_text(
+        train.read_text() + json.dumps({"role": "李白", "question": "你好"}, ensure_ascii=False) + "\n"
+    )
+    assert run(config) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert "`generated`" in line and "train.jsonl:5" in line
 
 
 @pytest.mark.parametrize("name", shipped_configs("grpo"))

@@ -28,7 +28,14 @@ from typing import Any
 
 from rolebench.errors import ConfigError, MissingDependency, first_line
 from rolebench.recipes.grpo_config import TRL_DOCS, GrpoConfig
-from rolebench.recipes.grpo_setup import TRAINER_DIR, load_start, resume_point, start_spec, training_prompts
+from rolebench.recipes.grpo_setup import (
+    TRAINER_DIR,
+    for_template,
+    load_start,
+    resume_point,
+    start_spec,
+    training_prompts,
+)
 from rolebench.recipes.length_guard import LOG_FILE, LengthGuard
 from rolebench.recipes.rocit_train import trim_log, write_summary
 from rolebench.recipes.trained import BaseSpec, evaluate_models, resolve_base, save_adapter
@@ -93,9 +100,10 @@ def make_trainer(config: GrpoConfig, path: Path | str, progress: bool) -> tuple[
     output = Path(config.output_dir)
     arguments = trainer_arguments(config, path, progress)
     resume = resume_point(config)
+    prompts = training_prompts(config)
     base = resolve_base(config.model.base, config.model.revision, config.model.gguf_file)
     model, tokenizer, peft_config, travels = load_start(config, base)
-    dataset = training_prompts(config, tokenizer)
+    dataset = for_template(prompts, tokenizer)
     guard = LengthGuard(
         make_reward(config.reward.protocol),
         action=config.length_guard.action,
@@ -113,6 +121,12 @@ def make_trainer(config: GrpoConfig, path: Path | str, progress: bool) -> tuple[
             callbacks=[guard.callback()],
         )
     except ValueError as error:
+        if "target modules" in str(error).lower():
+            raise ConfigError(
+                f"cannot add LoRA: {first_line(error)}",
+                where=f"{path}: lora.target_modules",
+                fix="name modules of this architecture (e.g. q_proj, v_proj)",
+            ) from None
         raise ConfigError(
             f"invalid GRPO setting: {first_line(error)}", where=f"{path}: grpo", fix=f"see {TRL_DOCS}"
         ) from None

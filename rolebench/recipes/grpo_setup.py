@@ -51,8 +51,8 @@ def load_start(config: GrpoConfig, base: BaseSpec) -> tuple[Any, Any, Any, bool]
     except (OSError, ValueError) as error:
         raise ConfigError(
             f"cannot load the start model: {first_line(error)}",
-            where="model.adapter" if adapter is not None else "model.base",
-            fix="name a model folder or Hub id (and a LoRA adapter folder)",
+            where="model.base and model.adapter" if adapter is not None else "model.base",
+            fix="name a model folder or Hub id (and a LoRA adapter folder made for it)",
         ) from None
     if not getattr(tokenizer, "chat_template", None):
         raise ConfigError(
@@ -75,11 +75,10 @@ def load_start(config: GrpoConfig, base: BaseSpec) -> tuple[Any, Any, Any, bool]
     return model, tokenizer, peft_config, own_tokenizer
 
 
-def training_prompts(config: GrpoConfig, tokenizer: Any) -> Any:
-    """The configured splits' prompts (each split once); a system turn the template refuses is merged."""
+def training_prompts(config: GrpoConfig) -> Any:
+    """The configured splits' prompts, each split once (read before any model loads: bad data fails fast)."""
     from datasets import concatenate_datasets
 
-    from model_adapters.chat import merge_system, probe_system_role
     from rolebench.rewards.prompts import load_prompts, split_ids
 
     data = config.data
@@ -96,10 +95,17 @@ def training_prompts(config: GrpoConfig, tokenizer: Any) -> Any:
         )
         for split in ids
     ]
-    dataset = concatenate_datasets(parts) if len(parts) > 1 else parts[0]
+    return concatenate_datasets(parts) if len(parts) > 1 else parts[0]
+
+
+def for_template(dataset: Any, tokenizer: Any) -> Any:
+    """The prompts as the chat template takes them: a system turn it refuses (or drops) is merged into
+    the user turn, exactly as the `hf:` adapter does when evaluating."""
+    from model_adapters.chat import merge_system, probe_system_role
+
     render = lambda messages: str(tokenizer.apply_chat_template(messages, tokenize=False))  # noqa: E731
     if probe_system_role(render) == "merged":
-        dataset = dataset.map(lambda row: {"prompt": merge_system(row["prompt"])})
+        return dataset.map(lambda row: {"prompt": merge_system(row["prompt"])})
     return dataset
 
 
