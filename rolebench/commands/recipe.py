@@ -161,7 +161,12 @@ def _rocit(recipes: Subparsers) -> None:
 
 def _grpo(recipes: Subparsers) -> None:
     p = recipes.add_parser(
-        "grpo", help="GRPO (TRL) with RoleBench's ROUGE-L F as the reward, then evaluation before/after"
+        "grpo",
+        help="GRPO (TRL) with RoleBench's ROUGE-L F as the reward, then evaluation before/after",
+        description="GRPO: reinforcement learning with TRL's GRPOTrainer from a base or a RoCIT adapter, "
+        "rewarded with RoleBench's ROUGE-L F-measure (rolebench.rewards) on the train split's prompts, "
+        "guarded against answers that grow past the length-inflated rule; then `rolebench evaluate` of "
+        "the start and of the result, side by side. All from one config file (docs/RECIPES.md).",
     )
     p.add_argument(
         "config",
