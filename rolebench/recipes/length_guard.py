@@ -100,9 +100,8 @@ class LengthGuard:
         self.reward, self.action, self.patience, self.log_path = reward, action, patience, log_path
         self.__name__ = getattr(reward, "__name__", "reward")  # TRL logs the reward under this name
         self.echo = echo or (lambda line: print(line, file=sys.stderr, flush=True))
-        self.stop_ids: Collection[
-            int
-        ] = ()  # end-of-sequence and pad ids: a completion ending otherwise was cut
+        # end-of-sequence and pad ids: a completion that ends with another token was cut
+        self.stop_ids: Collection[int] = ()
         self.steps: list[StepLengths] = []
         self.armed, self.run, self.warned_start = False, 0, False
         self.stopped: str | None = None  # why training was stopped
