@@ -63,11 +63,17 @@ def completion_text(completion: object, index: int) -> str:
 
 
 def item_references(value: object, index: int) -> list[str] | None:
-    """An item's references as a list (one string counts as one reference); None when it has none."""
-    if type(value) is list:  # the dataset's column, first: one call per completion
-        kept = [r for r in value if type(r) is str and r and not r.isspace()]
-        if len(kept) == len(value):
-            return kept or None
+    """An item's references as a list (one string counts as one reference), as given: the scorer sees
+    what `rouge_l` would. None when it has none, or only blank ones."""
+    if type(value) is list:  # the dataset's column, first (plain loops: one call per completion)
+        for ref in value:
+            if type(ref) is not str:
+                break
+        else:
+            for ref in value:
+                if ref and not ref.isspace():
+                    return value
+            return None
     if value is None:
         return None
     refs = [value] if isinstance(value, str) else value
@@ -77,8 +83,7 @@ def item_references(value: object, index: int) -> list[str] | None:
             where="rouge_l_reward",
             fix="give each item a list of reference answers (rolebench.rewards.load_prompts does)",
         )
-    kept = [r for r in refs if r and not r.isspace()]
-    return kept or None
+    return list(refs) if any(r and not r.isspace() for r in refs) else None
 
 
 def item_languages(language: object, n: int) -> list[str]:
