@@ -73,6 +73,10 @@ def test_make_reward_scores_under_another_protocol_and_warns_about_recall():
     assert opencompass(completions=texts, references=refs, language="en") == rouge_l(
         texts, refs, "en", "opencompass"
     )
+    blank_first = [["", "I am the Monkey King."]]  # scored as given: opencompass counts the first only
+    assert opencompass(completions=texts, references=blank_first, language="en") == rouge_l(
+        texts, blank_first, "en", "opencompass"
+    )
     with pytest.raises(ConfigError, match="did you mean 'rolebench'"):
         make_reward("rolebenh")
 
