@@ -181,6 +181,24 @@ def test_bad_configs_are_one_line_and_exit_2(tiny_model_dir, tmp_path, capsys, s
     assert len(errors) == 1 and errors[0] == err[-1] and re.search(message, errors[0]), err
 
 
+def test_grpo_trains_and_evaluates_under_a_few_shot_elicitation(tiny_model_dir, tmp_path):
+    config = write_config(
+        tmp_path,
+        tiny_model_dir,
+        data={"elicitation": "few-shot-dialogue", "shots": 1},
+        evaluate={"enabled": True, "tasks": ["rolebench_demo_specific"], "limit": 1, "max_new_tokens": 2},
+    )
+    for role in DESC:  # the roles' scripts, where demonstrations come from (simple pair files)
+        pair = {"question": "喝酒吗？", "answer": f"{role}来也！"}
+        (tmp_path / "data" / "profiles-zh" / f"profiles-zh-{role}.jsonl").write_text(
+            json.dumps(pair, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
+    assert run(config, "--set", "grpo.max_steps=1") == 0
+    for folder in ("eval-before", "eval/step-1"):
+        results = json.loads((tmp_path / "run" / folder / "results.json").read_text())
+        assert results["config"]["elicitation"]["label"] == "few-shot-dialogue, 1 shot"  # as trained
+
+
 def test_a_train_row_without_references_is_one_line_before_any_model_loads(tmp_path, capsys):
     config = write_config(tmp_path, tmp_path / "no-model-needed")
     train = tmp_path / "data" / "rolebench-zh" / "general" / "train.jsonl"

@@ -111,18 +111,38 @@ def test_missing_columns_and_bad_values_are_one_line():
         rouge_l_reward(completions=["a"], references=[3], language="en")
 
 
-def test_prompts_are_exactly_what_evaluate_sends(tmp_path):
+@pytest.mark.parametrize(
+    ("method", "shots", "turns"),
+    [("zero-shot", None, 2), ("few-shot-dialogue", 2, 6), ("few-shot-prompt", None, 2)],
+)
+def test_prompts_are_exactly_what_evaluate_sends(tmp_path, method, shots, turns):
     from rolebench.data.source import DataSource
     from rolebench.evaluation.options import EvalOptions
     from rolebench.evaluation.plan import plan_tasks
+    from rolebench.prompts.elicitation import Elicitation
     from rolebench.tasks.catalogue import resolve
 
     with pytest.warns(UserWarning, match="leaks"):
-        dataset = load_prompts("rolebench_demo_specific", part="test", limit=5, allow_test=True)
+        dataset = load_prompts(
+            "rolebench_demo_specific", part="test", limit=5, elicitation=method, shots=shots, allow_test=True
+        )
+    elicitation = Elicitation.parse(method, shots)
     options = EvalOptions(
-        model="baseline:rolegpt", tasks=("rolebench_demo_specific",), output=tmp_path, limit=5
+        model="baseline:rolegpt",
+        tasks=("rolebench_demo_specific",),
+        output=tmp_path,
+        limit=5,
+        elicitation=elicitation,
     )
     [plan] = plan_tasks(options, resolve(["rolebench_demo_specific"])[0], DataSource("local", str(tmp_path)))
+    assert all(
+        len(messages) == turns for messages in dataset["prompt"]
+    )  # dialogue: 2 demonstrations as turns
+    if method == "few-shot-prompt":  # the demonstrations sit in the user turn
+        assert all(
+            len(m[-1]["content"]) > len(r.meta["question"]) + 20
+            for m, r in zip(dataset["prompt"], plan.requests, strict=True)
+        )
     assert dataset.column_names == ["prompt", "references", "language", "role", "id"]
     assert dataset["id"] == [r.id for r in plan.requests]  # the same --limit sample
     assert dataset["prompt"] == [r.messages for r in plan.requests]
@@ -145,17 +165,19 @@ def test_train_prompts_of_a_group_cover_its_splits_with_a_stratified_limit(roleb
     assert same["id"] == dataset["id"][:10]  # a split id names the same rows
 
 
-def test_bad_prompt_arguments_are_one_line(tmp_path):
+def test_bad_prompt_arguments_are_one_line(rolebench_data):
     with pytest.raises(ConfigError, match="unknown RoleBench split 'zh_genral'.*did you mean 'zh_general'"):
         load_prompts("zh_genral")
     with pytest.raises(ConfigError, match="unknown part 'tset'.*did you mean 'test'"):
         load_prompts("zh_general", part="tset")
     with pytest.raises(ConfigError, match="leaks.*allow_test=True"):
         load_prompts("demo_general", part="test")
-    with pytest.raises(ConfigError, match="unknown elicitation 'zero_shot'.*did you mean 'zero-shot'"):
+    with pytest.raises(ConfigError, match="unknown elicitation method 'zero_shot'.*did you mean 'zero-shot'"):
         load_prompts("zh_general", elicitation="zero_shot")
-    with pytest.raises(ConfigError, match="'few-shot-dialogue' is not available for training prompts yet"):
-        load_prompts("zh_general", elicitation="few-shot-dialogue")
+    with pytest.raises(ConfigError, match="--shots -1 is not allowed"):
+        load_prompts("zh_general", elicitation="few-shot-dialogue", shots=-1)
+    with pytest.raises(DataError, match="has no script file profiles-zh/profiles-zh-"):  # shots come from it
+        load_prompts("zh_general", elicitation="few-shot-dialogue", limit=2, data_dir=str(rolebench_data))
     with pytest.raises(ConfigError, match="limit 0 is not allowed"):
         load_prompts("zh_general", limit=0)
     with pytest.raises(DataError, match="train.jsonl not found"):

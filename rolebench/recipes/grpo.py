@@ -39,6 +39,7 @@ from rolebench.recipes.grpo_setup import (
 from rolebench.recipes.length_guard import LOG_FILE, LengthGuard
 from rolebench.recipes.rocit_train import trim_log, write_summary
 from rolebench.recipes.trained import BaseSpec, evaluate_models, resolve_base, save_adapter
+from rolebench.rewards.prompts import parse_elicitation
 from rolebench.rewards.reward import make_reward
 
 
@@ -189,7 +190,8 @@ def run_grpo(
         if config.evaluate.include_base:
             runs = {"before": (report.start, output / "eval-before"), **runs}
         report.folders = {label: folder for label, (_, folder) in runs.items()}
+        elicitation = parse_elicitation(config.data.elicitation, config.data.shots)
         report.evaluations = evaluate_models(
-            config.evaluate, config.data.data_dir, runs, base, progress=progress
+            config.evaluate, config.data.data_dir, runs, base, elicitation=elicitation, progress=progress
         )
     return report

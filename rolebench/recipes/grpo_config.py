@@ -16,7 +16,7 @@ from pydantic import Field
 
 from rolebench.errors import ConfigError, MissingDependency
 from rolebench.recipes.config import EvaluateSection, LoraSection, Section, read_config
-from rolebench.rewards.prompts import check_elicitation, split_ids
+from rolebench.rewards.prompts import parse_elicitation, split_ids
 from rolebench.scoring.protocols import F_MEASURE_PROTOCOL, get_protocol
 
 TRL_DOCS = "https://huggingface.co/docs/trl/grpo_trainer"
@@ -45,6 +45,7 @@ class PromptsSection(Section):
     limit: int | None = Field(None, ge=1, description="rows per split: evaluate --limit's stratified sample")
     seed: int = 0
     elicitation: str = Field("zero-shot", description="as `rolebench evaluate --elicitation`")
+    shots: int | None = Field(None, description="as `--shots`: demonstrations of a few-shot method (3)")
 
 
 class RewardSection(Section):
@@ -97,7 +98,9 @@ def check_config(config: GrpoConfig, path: Path | str) -> None:
     """ConfigError for a value the schema cannot check alone: the reward protocol, the splits, the
     elicitation method, a `grpo` key TRL does not know (with the closest one) or one the recipe sets."""
     _checked("reward.protocol", path, get_protocol, config.reward.protocol)
-    _checked("data.elicitation", path, check_elicitation, config.data.elicitation)
+    _checked(
+        "data.elicitation", path, lambda m: parse_elicitation(m, config.data.shots), config.data.elicitation
+    )
     for name in config.data.splits:
         _checked("data.splits", path, split_ids, name)
     if config.data.part == "test" and not config.data.allow_test:

@@ -90,6 +90,7 @@ def training_prompts(config: GrpoConfig) -> Any:
             data.data_dir,
             data.limit,
             data.elicitation,
+            shots=data.shots,
             allow_test=data.allow_test,
             seed=data.seed,
         )

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rolebench.prompts.elicitation import Elicitation
 from rolebench.recipes.config import EvaluateSection
 
 ADAPTER_DIR = "adapter"
@@ -82,10 +83,12 @@ def evaluate_models(
     runs: Mapping[str, tuple[str, Path]],
     base: BaseSpec,
     *,
+    elicitation: Elicitation | None = None,
     progress: bool = True,
 ) -> dict[str, Any]:
-    """`rolebench evaluate` of each `label: (model spec, run folder)` with the same settings:
-    label -> RunResults (nothing when evaluation is off or names no task)."""
+    """`rolebench evaluate` of each `label: (model spec, run folder)` with the same settings (and the
+    elicitation method trained with; zero-shot by default): label -> RunResults (nothing when
+    evaluation is off or names no task)."""
     from model_adapters import GenerationConfig
     from rolebench.evaluation.options import EvalOptions
     from rolebench.evaluation.pipeline import evaluate
@@ -105,6 +108,7 @@ def evaluate_models(
                 generation=GenerationConfig(batch_size=settings.batch_size),
                 max_new_tokens=settings.max_new_tokens,
                 model_options=options,
+                elicitation=elicitation or Elicitation(),
                 progress=progress,
             )
         )

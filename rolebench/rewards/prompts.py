@@ -2,10 +2,10 @@
 
 `load_prompts` reads a split's rows through the data layer (`rolebench.data.samples`: the same
 records, descriptions and checks as evaluation; `--limit`'s stratified, seeded sample), builds each
-row's messages in `prompt_messages` (the one place that turns a sample into messages here, through
-`rolebench.prompts.roleplay.role_messages`, as `rolebench evaluate` does) and returns a
-`datasets.Dataset` with the columns TRL's trainers and `rouge_l_reward` read: `prompt`,
-`references`, `language`, `role`, `id`.
+row's messages in `prompt_messages` as `rolebench evaluate`'s plan does (the elicitation method of
+`rolebench.prompts.elicitation`; a few-shot method's demonstrations retrieved from the role's own
+script by `rolebench.data.scripts`) and returns a `datasets.Dataset` with the columns TRL's trainers
+and `rouge_l_reward` read: `prompt`, `references`, `language`, `role`, `id`.
 
 The test part is the benchmark: a model trained on its prompts (or rewarded against its references)
 has seen the answers, and its scores on that split mean nothing. It needs `allow_test=True`.
@@ -21,46 +21,37 @@ from model_adapters.interface import Message
 from rolebench.data.resolve import resolve_source
 from rolebench.data.samples import Sample, load_samples
 from rolebench.data.sampling import select
-from rolebench.data.splits import SPLITS
+from rolebench.data.scripts import ScriptLibrary
+from rolebench.data.splits import SPLITS, get_split
 from rolebench.errors import ConfigError, MissingDependency
-from rolebench.prompts.roleplay import role_messages
+from rolebench.prompts.elicitation import Elicitation
 from rolebench.tasks.catalogue import catalogue, resolve
 
 if TYPE_CHECKING:
     from datasets import Dataset
 
 PARTS = ("train", "test")
-# `rolebench evaluate --elicitation`'s methods; training prompts are built for the wired ones.
-ELICITATIONS = ("zero-shot", "few-shot-prompt", "few-shot-dialogue")
-WIRED_ELICITATIONS = ("zero-shot",)
 TEST_LEAKS = (
     "training on the test part leaks the benchmark's answers into the model: its scores on that split "
     "then mean nothing"
 )
 
 
-def prompt_messages(sample: Sample, elicitation: str = "zero-shot") -> list[Message]:
-    """The chat messages `rolebench evaluate` sends for `sample` under the elicitation method."""
-    check_elicitation(elicitation)
-    return role_messages(sample.role, sample.description, sample.question, sample.language)
+def prompt_messages(sample: Sample, elicitation: Elicitation, library: ScriptLibrary | None) -> list[Message]:
+    """The chat messages `rolebench evaluate` sends for `sample` under `elicitation` (a few-shot method's
+    demonstrations retrieved from the role's script in `library`, as evaluate's plan does)."""
+    demos = library.demonstrations(sample.role, sample.question, elicitation.shots) if library else []
+    return elicitation.messages(sample.role, sample.description, sample.question, sample.language, demos)
 
 
-def check_elicitation(elicitation: str) -> None:
-    """ConfigError for an unknown method, or one training prompts are not built for yet."""
-    if elicitation in WIRED_ELICITATIONS:
-        return
-    if elicitation in ELICITATIONS:
+def parse_elicitation(method: str, shots: int | None = None) -> Elicitation:
+    """`rolebench evaluate --elicitation METHOD --shots N` for training prompts (one ConfigError line)."""
+    try:
+        return Elicitation.parse(method, shots)
+    except ConfigError as error:
         raise ConfigError(
-            f"elicitation {elicitation!r} is not available for training prompts yet",
-            where="load_prompts(elicitation=...)",
-            fix="use 'zero-shot'",
-        )
-    close = difflib.get_close_matches(str(elicitation), ELICITATIONS, n=1)
-    raise ConfigError(
-        f"unknown elicitation {elicitation!r}",
-        where="load_prompts(elicitation=...)",
-        fix=(f"did you mean {close[0]!r}? " if close else "") + "one of " + ", ".join(ELICITATIONS),
-    )
+            error.what, where="load_prompts(elicitation=..., shots=...)", fix=error.fix
+        ) from None
 
 
 def check_part(part: str, allow_test: bool) -> None:
@@ -109,6 +100,7 @@ def load_prompts(
     limit: int | None = None,
     elicitation: str = "zero-shot",
     *,
+    shots: int | None = None,
     allow_test: bool = False,
     seed: int = 0,
 ) -> Dataset:
@@ -121,7 +113,10 @@ def load_prompts(
         data_dir: a RoleBench folder in the Hub layout; default $ROLEBENCH_DATA, else the Hub.
         limit: at most this many rows per split: `rolebench evaluate --limit`'s sample (stratified
             over roles, seeded by `seed`, stable as the limit grows), in dataset order.
-        elicitation: how the role is elicited, as `rolebench evaluate --elicitation` (zero-shot).
+        elicitation: how the role is elicited, as `rolebench evaluate --elicitation`: "zero-shot",
+            "few-shot-prompt" or "few-shot-dialogue" (demonstrations retrieved per question from the
+            role's own script, `profiles-*/profiles-*-{role}.jsonl`).
+        shots: demonstrations per question for a few-shot method (`--shots`; default 3, 0: zero-shot).
         allow_test: allow `part="test"` (it warns: the model then has seen the benchmark's answers).
         seed: the seed of the `limit` sample (`rolebench evaluate --limit-seed`).
 
@@ -130,7 +125,7 @@ def load_prompts(
         them), `references` (the row's reference answers), `language`, `role` and `id`.
     """
     check_part(part, allow_test)
-    check_elicitation(elicitation)
+    method = parse_elicitation(elicitation, shots)
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise ConfigError(
             f"limit {limit!r} is not allowed", where="load_prompts(limit=...)", fix="use 1 or more"
@@ -139,8 +134,9 @@ def load_prompts(
     columns: dict[str, list[Any]] = {"prompt": [], "references": [], "language": [], "role": [], "id": []}
     for split_id in split_ids(split):
         samples = select(load_samples(split_id, source, file=f"{part}.jsonl"), limit, "stratified", seed)
+        library = ScriptLibrary(get_split(split_id), source) if method.few_shot else None
         for sample in samples:
-            columns["prompt"].append(prompt_messages(sample, elicitation))
+            columns["prompt"].append(prompt_messages(sample, method, library))
             columns["references"].append(list(sample.references))
             columns["language"].append(sample.language)
             columns["role"].append(sample.role)
