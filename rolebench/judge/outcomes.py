@@ -19,6 +19,7 @@ from typing import Any, Literal
 from rolebench.judge.calls import Slot
 from rolebench.judge.length_control import length_controlled
 from rolebench.judge.parse import Verdict
+from rolebench.results.schema import SampleRecord
 from rolebench.scoring.stats import bootstrap_ci, mean
 from rolebench.storage.jsonl import read_jsonl
 
@@ -42,6 +43,26 @@ class Pair:
     output: str | None
     baseline: str | None
     status: str  # "candidate" before judging, or why it is not judged
+
+    @classmethod
+    def of(cls, record: SampleRecord, opponent: str | None) -> Pair:
+        """A sample's answer against `opponent` (the RoleGPT baseline, or another run's answer): judged
+        only when both exist (an empty opponent is none)."""
+        if not (opponent or "").strip():
+            status = "no_baseline"
+        else:
+            status = "no_output" if record.output is None else "candidate"
+        return cls(
+            id=record.id,
+            index=record.index,
+            role=record.role,
+            question=record.question,
+            description=record.description,
+            language=record.language,
+            output=record.output,
+            baseline=opponent,
+            status=status,
+        )
 
     def answers(self, order: str) -> tuple[str, str]:
         output, baseline = self.output or "", self.baseline or ""

@@ -54,25 +54,9 @@ class JudgeSettings:
         return options
 
 
-def _pair(record: SampleRecord) -> Pair:
-    baseline, output = record.baseline, record.output
-    status = "no_baseline" if not (baseline or "").strip() else "no_output" if output is None else "candidate"
-    return Pair(
-        id=record.id,
-        index=record.index,
-        role=record.role,
-        question=record.question,
-        description=record.description,
-        language=record.language,
-        output=output,
-        baseline=baseline,
-        status=status,
-    )
-
-
 def select_pairs(task: str, records: Sequence[SampleRecord], settings: JudgeSettings) -> list[Pair]:
     """Every sample as a Pair against its RoleGPT baseline answer, limited by `limit_pairs`."""
-    return limit_pairs(task, [_pair(r) for r in records], settings)
+    return limit_pairs(task, [Pair.of(r, r.baseline) for r in records], settings)
 
 
 def limit_pairs(task: str, pairs: Sequence[Pair], settings: JudgeSettings) -> list[Pair]:

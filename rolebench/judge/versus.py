@@ -24,7 +24,7 @@ from rolebench.judge.outcomes import Pair, judge_fields
 from rolebench.judge.run import JUDGMENTS_DIR, JudgeSettings, judge_pairs, leaf_tasks, limit_pairs
 from rolebench.prompts.elicitation import elicitation_label
 from rolebench.results.io import read_results, read_samples, write_results
-from rolebench.results.schema import GroupResult, RunResults, SampleRecord, TaskResult
+from rolebench.results.schema import GroupResult, RunResults, TaskResult
 from rolebench.storage.files import write_jsonl_atomic
 
 VERSUS = "versus"
@@ -34,21 +34,6 @@ def versus_key(results: RunResults) -> str:
     """A run named as an opponent: its model spec and elicitation, e.g. `smollm2:135m (zero-shot)`."""
     spec = results.config.model.get("spec") or results.config.model.get("name") or "unknown model"
     return f"{spec} ({elicitation_label(results.config.elicitation)})"
-
-
-def _pair(mine: SampleRecord, theirs: SampleRecord) -> Pair:
-    status = "no_output" if mine.output is None else "no_baseline" if theirs.output is None else "candidate"
-    return Pair(
-        id=mine.id,
-        index=mine.index,
-        role=mine.role,
-        question=mine.question,
-        description=mine.description,
-        language=mine.language,
-        output=mine.output,
-        baseline=theirs.output,
-        status=status,
-    )
 
 
 def shared_pairs(run_dir: Path, other_dir: Path, run: RunResults, other: RunResults) -> dict[str, list[Pair]]:
@@ -68,7 +53,7 @@ def shared_pairs(run_dir: Path, other_dir: Path, run: RunResults, other: RunResu
     for task in tasks:
         theirs = {r.id: r for r in read_samples(other_dir, task)}
         found = [
-            _pair(mine, theirs[mine.id])
+            Pair.of(mine, theirs[mine.id].output)
             for mine in read_samples(run_dir, task)
             if mine.id in theirs
             and (mine.role, mine.question) == (theirs[mine.id].role, theirs[mine.id].question)
