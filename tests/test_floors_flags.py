@@ -207,3 +207,27 @@ def test_a_partly_covered_baseline_run_names_the_file_behind_the_gap(rolebench_d
         "rolebench_eng_role_specific: 1,838 of 2,534 not covered: "
         "rolebench-eng/role-generalization/role_specific/rolegpt_baseline.jsonl answers 696 of the 2,534"
     ) in out
+
+
+@pytest.mark.parametrize(
+    ("field", "bad", "message"),
+    [
+        ("floors", {"baseline:question": "x"}, "floors must map each floor to {protocol: {metric: number}}"),
+        ("floors", {"baseline:question": {"rolellm": {"cus": "high"}}}, "floors must map each floor"),
+        ("flags", "looping", "flags must be a list of names"),
+    ],
+)
+def test_floors_or_flags_of_another_shape_are_one_line(field, bad, message, rolebench_data, tmp_path, capsys):
+    out = tmp_path / "run"
+    run("baseline:rolegpt", ("rolebench_zh_specific",), out, rolebench_data, limit=5)
+    path = out / "results.json"
+    document = json.loads(path.read_text(encoding="utf-8"))
+    document["results"]["rolebench_zh_specific"][field] = bad
+    path.write_text(json.dumps(document), encoding="utf-8")
+    for command in (
+        ["leaderboard", "build", str(out), "--out", str(tmp_path / "board")],
+        ["report", str(out)],
+    ):
+        assert main(command) == 2
+        err = capsys.readouterr().err
+        assert message in err and "results.rolebench_zh_specific" in err and err.count("\n") == 1

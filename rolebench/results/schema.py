@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 SCHEMA_VERSION = 2
 BOOTSTRAP_KEYS = {"resamples": "an integer >= 0", "confidence": "a number in (0, 1)", "seed": "an integer"}
@@ -60,6 +60,32 @@ class ContextCost(BaseModel):
     shots_mean: float = 0.0  # demonstrations per sample (0 zero-shot)
 
 
+def _is_number(value: Any) -> bool:
+    return value is None or (isinstance(value, int | float) and not isinstance(value, bool))
+
+
+def check_floors_and_flags(extra: dict[str, Any] | None) -> None:
+    """`floors` ({floor spec: {protocol: {metric: number or null}}}) and `flags` (a list of names) are
+    read by the summary, the report and the leaderboard: a file with other shapes is refused here."""
+    extra = extra or {}
+    flags = extra.get("flags")
+    if flags is not None and not (isinstance(flags, list) and all(isinstance(f, str) for f in flags)):
+        raise ValueError("flags must be a list of names")
+    floors = extra.get("floors")
+    if floors is None:
+        return
+    shaped = isinstance(floors, dict) and all(
+        isinstance(block, dict)
+        and all(
+            isinstance(values, dict) and all(_is_number(v) for v in values.values())
+            for values in block.values()
+        )
+        for block in floors.values()
+    )
+    if not shaped:
+        raise ValueError("floors must map each floor to {protocol: {metric: number}}")
+
+
 class TaskResult(BaseModel):
     """Metrics of one task. Metric fields (`cus`, `cus_ci`, `cus_n`, ...), one key per protocol and the
     judge's fields (`win_rate`, ...) are extra fields named by `rolebench.scoring.metrics` and the judge."""
@@ -83,6 +109,11 @@ class TaskResult(BaseModel):
         """An extra field (a metric, a protocol block, a judge field), or None."""
         return (self.model_extra or {}).get(key)
 
+    @model_validator(mode="after")
+    def _shapes(self) -> TaskResult:
+        check_floors_and_flags(self.model_extra)
+        return self
+
 
 class GroupResult(BaseModel):
     """Metrics of a group of tasks (a RoleBench split): the mean of its members, and `avg`."""
@@ -95,6 +126,11 @@ class GroupResult(BaseModel):
 
     def value(self, key: str) -> Any:
         return (self.model_extra or {}).get(key)
+
+    @model_validator(mode="after")
+    def _shapes(self) -> GroupResult:
+        check_floors_and_flags(self.model_extra)
+        return self
 
 
 class RunConfig(BaseModel):
