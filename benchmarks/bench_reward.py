@@ -39,9 +39,9 @@ from benchmarks.bench_rouge import (
     ZH_SPE,
     Samples,
     _Tokenizer,
+    alternate,
     baseline_samples,
     candidate_samples,
-    timed,
     without_cjk,
 )
 from rolebench.rewards import rouge_l_reward
@@ -98,13 +98,7 @@ def run_case(name: str, work: list[Batch], theirs: Scorer, repeat: int) -> bool:
     items = sum(len(b[0]) for b in work)
     pairs = sum(len(refs) for b in work for refs in b[1])
     load = os.getloadavg()[0]
-    ref_runs, our_runs = [], []
-    while len(ref_runs) < repeat or (len(ref_runs) < 30 and sum(r[1] for r in ref_runs) < 1.0):
-        ref_runs.append(timed(theirs))
-        our_runs.append(timed(mine))
-    cpu_ref, cpu_ours = min(r[0] for r in ref_runs), min(r[0] for r in our_runs)
-    wall_ref, wall_ours = min(r[1] for r in ref_runs), min(r[1] for r in our_runs)
-    identical = all(r[2] == our_runs[0][2] for r in ref_runs + our_runs)
+    cpu_ref, wall_ref, cpu_ours, wall_ours, identical = alternate(theirs, mine, repeat)
     per_batch = cpu_ours / len(work) * 1000
     print(
         f"{name:34} {len(work):4d} {items:5d} {pairs:6d} | {per_batch:8.3f} | {cpu_ours:8.4f} "

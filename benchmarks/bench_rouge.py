@@ -87,6 +87,24 @@ def without_cjk(samples: Samples) -> Samples:
     return [(p, r) for p, r in samples if not CJK.search(p + "".join(r))]
 
 
+def alternate(theirs: Scorer, mine: Scorer, repeat: int) -> tuple[float, float, float, float, bool]:
+    """The reference and ours timed one for one (at least `repeat` rounds, more up to 30 while the
+    reference's rounds add up to under a second): best (CPU, wall) of each, and whether every round of
+    both gave the same values."""
+    ref_runs, our_runs = [], []
+    while len(ref_runs) < repeat or (len(ref_runs) < 30 and sum(r[1] for r in ref_runs) < 1.0):
+        ref_runs.append(timed(theirs))
+        our_runs.append(timed(mine))
+    identical = all(r[2] == our_runs[0][2] for r in ref_runs + our_runs)
+    return (
+        min(r[0] for r in ref_runs),
+        min(r[1] for r in ref_runs),
+        min(r[0] for r in our_runs),
+        min(r[1] for r in our_runs),
+        identical,
+    )
+
+
 def timed(fn: Scorer) -> tuple[float, float, list[float]]:
     """(CPU seconds of this process, wall seconds, values) of one call."""
     cpu, wall = time.process_time(), time.perf_counter()
@@ -220,13 +238,7 @@ def run_case(name: str, samples: Samples, language: str, theirs: Scorer, repeat:
     if NO_C in name:
         mine = without_accelerators(mine)
     load = os.getloadavg()[0]
-    ref_runs, our_runs = [], []
-    while len(ref_runs) < repeat or (len(ref_runs) < 30 and sum(r[1] for r in ref_runs) < 1.0):
-        ref_runs.append(timed(theirs))
-        our_runs.append(timed(mine))
-    cpu_ref, wall_ref = min(r[0] for r in ref_runs), min(r[1] for r in ref_runs)
-    cpu_ours, wall_ours = min(r[0] for r in our_runs), min(r[1] for r in our_runs)
-    identical = all(r[2] == our_runs[0][2] for r in ref_runs + our_runs)
+    cpu_ref, wall_ref, cpu_ours, wall_ours, identical = alternate(theirs, mine, repeat)
     print(
         f"{name:54} {len(samples):5d} {pairs:6d} | {cpu_ours:8.4f} | {cpu_ref:8.4f} "
         f"| x{cpu_ref / cpu_ours:7.2f} | x{wall_ref / wall_ours:7.2f} "
