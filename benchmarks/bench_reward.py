@@ -27,14 +27,12 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from benchmarks.bench_rouge import (
     EN_CUS,
     EN_SPE,
-    REPO_ROOT,
     ZH_CUS,
     ZH_SPE,
     Samples,
@@ -42,6 +40,7 @@ from benchmarks.bench_rouge import (
     alternate,
     baseline_samples,
     candidate_samples,
+    find_data,
     without_cjk,
 )
 from rolebench.rewards import rouge_l_reward
@@ -134,13 +133,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.smoke:
         args.batch, args.group, args.rows, args.repeat = 8, 4, 16, 1
-    data = Path(os.environ.get("ROLEBENCH_DATA", REPO_ROOT.parent / "shared" / "rolebench"))
-    needed = [EN_CUS, ZH_CUS, EN_SPE + "rolegpt_baseline.jsonl", ZH_SPE + "rolegpt_baseline.jsonl"]
-    if not all((data / path).is_file() for path in needed):
-        print(
-            f"RoleBench files not found under {data}: set ROLEBENCH_DATA to a copy in the Hub layout",
-            file=sys.stderr,
-        )
+    data = find_data()
+    if data is None:
         return 2
     built = "built" if f_measure.accelerated() else "NOT built"
     print(

@@ -87,6 +87,20 @@ def without_cjk(samples: Samples) -> Samples:
     return [(p, r) for p, r in samples if not CJK.search(p + "".join(r))]
 
 
+def find_data() -> Path | None:
+    """The RoleBench folder the ROUGE-L benchmarks read ($ROLEBENCH_DATA, else ../shared/rolebench); None,
+    after one line on stderr, when the files they need are not there."""
+    data = Path(os.environ.get("ROLEBENCH_DATA", REPO_ROOT.parent / "shared" / "rolebench"))
+    needed = [EN_CUS, ZH_CUS, EN_SPE + "rolegpt_baseline.jsonl", ZH_SPE + "rolegpt_baseline.jsonl"]
+    if all((data / path).is_file() for path in needed):
+        return data
+    print(
+        f"RoleBench files not found under {data}: set ROLEBENCH_DATA to a copy in the Hub layout",
+        file=sys.stderr,
+    )
+    return None
+
+
 def alternate(theirs: Scorer, mine: Scorer, repeat: int) -> tuple[float, float, float, float, bool]:
     """The reference and ours timed one for one (at least `repeat` rounds, more up to 30 while the
     reference's rounds add up to under a second): best (CPU, wall) of each, and whether every round of
@@ -318,13 +332,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--pool", action="store_true", help="also time rolellm's process pool")
     parser.add_argument("--only", default="", help="run only the cases whose name contains this text")
     args = parser.parse_args(argv)
-    data = Path(os.environ.get("ROLEBENCH_DATA", REPO_ROOT.parent / "shared" / "rolebench"))
-    needed = [EN_CUS, ZH_CUS, EN_SPE + "rolegpt_baseline.jsonl", ZH_SPE + "rolegpt_baseline.jsonl"]
-    if not all((data / path).is_file() for path in needed):
-        print(
-            f"RoleBench files not found under {data}: set ROLEBENCH_DATA to a copy in the Hub layout",
-            file=sys.stderr,
-        )
+    data = find_data()
+    if data is None:
         return 2
     with_rs = importlib.util.find_spec("rouge_score_rs") is not None
     cases = [case for case in build_cases(data, args.rows, with_rs) if args.only in case[0]]

@@ -148,15 +148,7 @@ def _rocit(recipes: Subparsers) -> None:
     p.add_argument(
         "--config", required=True, help="shipped config (rolellama, roleglm, smoke-cpu) or a YAML file"
     )
-    p.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a config value, e.g. --set training.max_steps=10 (value parsed as YAML)",
-    )
-    p.add_argument("--no-eval", action="store_true", help="train only")
-    p.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    _training_options(p, "training.max_steps=10")
 
 
 def _grpo(recipes: Subparsers) -> None:
@@ -173,12 +165,17 @@ def _grpo(recipes: Subparsers) -> None:
         metavar="CONFIG",
         help="shipped config (grpo-smoke-cpu, grpo-roleglm, grpo-rolellama) or a YAML file",
     )
+    _training_options(p, "grpo.max_steps=10")
+
+
+def _training_options(p: argparse.ArgumentParser, example: str) -> None:
+    """The options the training recipes share: config overrides, train only, progress bars."""
     p.add_argument(
         "--set",
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="override a config value, e.g. --set grpo.max_steps=10 (value parsed as YAML)",
+        help=f"override a config value, e.g. --set {example} (value parsed as YAML)",
     )
     p.add_argument("--no-eval", action="store_true", help="train only")
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
