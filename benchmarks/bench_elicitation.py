@@ -37,23 +37,21 @@ SPLIT_TASK = "rolebench_eng_instruct_specific"
 
 
 def run_method(args: argparse.Namespace, method: str, out: Path) -> dict[str, Any]:
-    from rolebench.commands._arguments import parse_model_args
-    from rolebench.evaluation.options import EvalOptions
-    from rolebench.evaluation.pipeline import evaluate
+    from rolebench import evaluate
     from rolebench.prompts.elicitation import Elicitation
 
     elicitation = Elicitation() if method == "zero-shot" else Elicitation(method, args.shots)
-    options = EvalOptions(
-        model=args.model,
-        tasks=("rolebench_demo",),
+    started = time.perf_counter()
+    results = evaluate(
+        args.model,
+        "rolebench_demo",
         output=out,
-        elicitation=elicitation,
+        elicitation=elicitation.method,
+        shots=elicitation.shots or None,
         max_new_tokens=args.max_new_tokens,
-        model_options=parse_model_args(args.model_args),
+        model_args=args.model_args,
         progress=False,
     )
-    started = time.perf_counter()
-    results = evaluate(options)
     wall = time.perf_counter() - started
     tasks = list(results.results.values())
     group = results.groups["rolebench_demo"].model_dump()
@@ -128,9 +126,9 @@ def synthetic_data(source: Path, target: Path, pairs: int) -> Path:
 
 def retrieval_part(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     from rolebench.data.resolve import resolve_source
-    from rolebench.evaluation.options import EvalOptions
     from rolebench.evaluation.plan import plan_tasks
     from rolebench.prompts.elicitation import Elicitation
+    from rolebench.run.definition import RunDefinition
     from rolebench.tasks.catalogue import resolve
 
     source = Path(os.environ.get("ROLEBENCH_DATA") or "../shared/rolebench")
@@ -144,16 +142,16 @@ def retrieval_part(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     ):
         best, best_cpu = float("inf"), float("inf")
         for _ in range(args.repeats):
-            options = EvalOptions(
+            definition = RunDefinition(
                 model="baseline:rolegpt",
                 tasks=(SPLIT_TASK,),
-                output=work / "unused",
                 limit=args.limit,
                 limit_mode="first",
-                elicitation=elicitation,
+                elicitation=elicitation.method,
+                shots=elicitation.shots or None,
             )
             started, started_cpu = time.perf_counter(), time.process_time()
-            [plan] = plan_tasks(options, specs, resolve_source(str(data)))
+            [plan] = plan_tasks(definition, specs, resolve_source(str(data)))
             best = min(best, time.perf_counter() - started)
             best_cpu = min(best_cpu, time.process_time() - started_cpu)
         times[label], cpu[label] = best, best_cpu

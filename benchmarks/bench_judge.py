@@ -2,10 +2,10 @@
 OpenAI-compatible server answering after 100 ms, at concurrency 32, then the fully cached re-run.
 
 The concurrency-bound ideal is requests x latency / concurrency = 2000 x 0.1 s / 32 = 6.25 s;
-efficiency = ideal / achieved. Reported: `judge_s`, the whole `judge_run` in a fresh process
+efficiency = ideal / achieved. Reported: `judge_s`, the whole `rolebench.judge` in a fresh process
 (the adapter's imports, prompts, cache look-ups, requests, results); `request_phase_s`, first request
 to last completion; `adapter_floor_s`, the bare `openai:` adapter sending as many judge prompts
-(the floor under the judge on this machine); `cached_rerun_s`, the same judge_run again (no
+(the floor under the judge on this machine); `cached_rerun_s`, the same `rolebench.judge` again (no
 request). The server runs in its own process, as a real one would, so its threads do not compete
 with the judge's for this process's GIL.
 
@@ -64,9 +64,13 @@ def serve(latency: float, port_queue: Any, stop: Any) -> None:
 
 
 def make_run(folder: Path, pairs: int) -> Path:
-    from rolebench.results.io import write_results, write_samples
+    """A finished run of `pairs` answers (a run folder as `rolebench evaluate` writes it)."""
+    from rolebench.evaluation.derive import write_derived
     from rolebench.results.provenance import now_iso
-    from rolebench.results.schema import GroupResult, RunResults, SampleRecord, TaskResult
+    from rolebench.results.schema import RunConfig, SampleRecord
+    from rolebench.run.definition import RunDefinition
+    from rolebench.run.folder import RunFolder
+    from rolebench.run.record import RunRecord
 
     records = [
         SampleRecord(
@@ -86,34 +90,40 @@ def make_run(folder: Path, pairs: int) -> Path:
         )
         for i in range(pairs)
     ]
-    task = TaskResult(split="demo_general", n=pairs, n_generated=pairs, n_not_covered=0)
-    write_results(
-        folder,
-        RunResults(
-            created=now_iso(),
-            config={},
-            results={"bench": task},
-            groups={"all": GroupResult(tasks=["bench"], n=pairs)},
-        ),
+    definition = RunDefinition(model="baseline:rolegpt", tasks=("bench",))
+    config = RunConfig(
+        run=definition.record(), model={"spec": definition.model}, tasks={"bench": {"split": "demo_general"}}
     )
-    write_samples(folder, "bench", records)
+    run = RunFolder(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    record = RunRecord(definition, config, {"all": ["bench"]}, now_iso())
+    record.wrote("bench", run.write_samples("bench", records))
+    record.write(run)
+    write_derived(run, record)
     return folder
 
 
 def timed_judge(run: Path, base_url: str, concurrency: int) -> tuple[float, float, dict[str, Any]]:
-    """(wall seconds, CPU seconds of this process, all threads) of one judge_run, and its report."""
-    from rolebench.judge.run import JudgeSettings, judge_run
+    """(wall seconds, CPU seconds of this process, all threads) of one `rolebench.judge`, and how it went
+    (results.json's config.judge)."""
+    import rolebench
 
-    settings = JudgeSettings(concurrency=concurrency, base_url=base_url, progress=False)
     started, cpu = time.perf_counter(), time.process_time()
-    report = judge_run(run, "openai:fake-model", settings=settings)
-    return time.perf_counter() - started, time.process_time() - cpu, report
+    results = rolebench.judge(
+        run, "openai:fake-model", concurrency=concurrency, base_url=base_url, progress=False
+    )
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+    return (
+        elapsed,
+        cpu,
+        {"judge": results.config.judge, "results": {t: r.model_dump() for t, r in results.results.items()}},
+    )
 
 
 def adapter_floor(base_url: str, pairs: int, concurrency: int) -> tuple[float, float]:
     """The bare `openai:` adapter on the same number of judge prompts: the floor under the judge."""
     from model_adapters import GenerationConfig, Request, load_model
-    from rolebench.judge.config import load_judge_config
+    from rolebench.judging.config import load_judge_config
 
     judge = load_judge_config()
     requests = [

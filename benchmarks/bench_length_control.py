@@ -1,6 +1,6 @@
 """The length-controlled win rate with its bootstrap interval: ours against the obvious way.
 
-Ours (`rolebench.judge.length_control.length_controlled`): one penalised Newton solve for every resample at
+Ours (`rolebench.judging.length_control.length_controlled`): one penalised Newton solve for every resample at
 once (numpy, resamples x pairs weights). The obvious way, as AlpacaEval fits its GLM: scikit-learn's
 `LogisticRegression` on the pairs duplicated with soft-label sample weights, refit once per resample in a
 loop. Both fit the same model (L2, C = 100 on both weights, soft targets): the point estimates must agree.
@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from rolebench.judge.length_control import C, length_controlled
+from rolebench.judging.length_control import C, length_controlled
 
 
 def judged_pairs(n: int, seed: int = 0) -> tuple[list[float], list[float], list[float]]:

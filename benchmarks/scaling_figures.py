@@ -58,7 +58,7 @@ def length(text: str, language: str) -> int:
 
 
 def split_figures(split: str, source: Any, tokenize: Any, render: Any) -> dict[str, Any]:
-    from rolebench.judge.config import load_judge_config
+    from rolebench.judging.config import load_judge_config
 
     judge = load_judge_config("rolellm_rank")
     samples = load_samples(split, source)

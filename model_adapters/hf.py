@@ -90,7 +90,14 @@ class HFAdapter(AdapterBase):
     backend = "transformers"
     Options: ClassVar[type[AdapterOptions]] = HFOptions
 
-    def __init__(self, name: str, revision: str | None = None, options: HFOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        revision: str | None = None,
+        options: HFOptions | None = None,
+        *,
+        loaded: tuple[Any, Any] | None = None,
+    ) -> None:
         self.options = options or HFOptions()
         self.name, self.revision = name, revision
         self.gguf_file = self.options.gguf_file
@@ -99,14 +106,18 @@ class HFAdapter(AdapterBase):
             self.name, self.gguf_file = str(path.parent), path.name
         self.spec = f"{self.scheme}:{name}" + (f"@{revision}" if revision else "")
         self.torch, _ = import_transformers()
-        self.tokenizer = self._load_tokenizer()
-        self.model = self._load_model().eval()
+        self.owned = loaded is None  # a model given in memory belongs to its caller: never freed here
+        if loaded is None:
+            self.tokenizer = self._load_tokenizer()
+            self.model = self._load_model().eval()
+        else:
+            self.model, self.tokenizer = loaded
         self.prompt_format = (
             "chat" if self.options.apply_chat_template and self.tokenizer.chat_template else "plain"
         )
         self.system_role = self._probe_system_role()
         self.eos_ids = self._eos_ids()
-        if self.tokenizer.pad_token_id is None:
+        if self.tokenizer.pad_token_id is None and self.owned:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.pad_id = (
             self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.eos_ids[0]
@@ -115,6 +126,14 @@ class HFAdapter(AdapterBase):
     @classmethod
     def from_spec(cls, spec: ModelSpec, options: Any) -> HFAdapter:
         return cls(spec.name, spec.revision, options)
+
+    @classmethod
+    def from_loaded(cls, model: Any, tokenizer: Any, options: HFOptions | None = None) -> HFAdapter:
+        """A transformers model and tokenizer already in memory (e.g. in a training loop): the same prompts
+        and decoding as `hf:PATH` of the same weights. The model is put in eval mode for each batch and
+        back in the mode it was in; it is never moved, freed or changed otherwise."""
+        name = str(getattr(model.config, "name_or_path", "") or "in-memory-model")
+        return cls(name, None, options, loaded=(model, tokenizer))
 
     # loading -------------------------------------------------------------------------------------
 
@@ -275,12 +294,18 @@ class HFAdapter(AdapterBase):
         padded = [[self.pad_id] * (width - len(ids)) + ids for ids in encoded]
         mask = [[0] * (width - len(ids)) + [1] * len(ids) for ids in encoded]
         device = self._input_device()
-        with self.torch.inference_mode():
-            output = self.model.generate(
-                input_ids=self.torch.tensor(padded, device=device),
-                attention_mask=self.torch.tensor(mask, device=device),
-                generation_config=hf_config,
-            )
+        training = bool(getattr(self.model, "training", False))
+        self.model.eval()
+        try:
+            with self.torch.inference_mode():
+                output = self.model.generate(
+                    input_ids=self.torch.tensor(padded, device=device),
+                    attention_mask=self.torch.tensor(mask, device=device),
+                    generation_config=hf_config,
+                )
+        finally:
+            if training:
+                self.model.train()
         new_tokens = output[:, width:].tolist()
         seconds = (time.perf_counter() - started) / len(requests)
         for request, ids, tokens in zip(requests, encoded, new_tokens, strict=True):
@@ -317,7 +342,30 @@ class HFAdapter(AdapterBase):
             else None,
         }
 
+    def fingerprint_loaded(self) -> dict[str, Any]:
+        """The identity of a model given in memory: a digest of every weight and buffer (so the answers of
+        other weights, e.g. a later training step, are never served from the store) and of the tokenizer's
+        vocabulary and chat template."""
+        import hashlib
+
+        digest = hashlib.blake2b(digest_size=16)
+        for key, tensor in sorted(self.model.state_dict().items()):
+            digest.update(key.encode())
+            digest.update(str(tensor.dtype).encode())
+            flat = tensor.detach().to("cpu").contiguous().reshape(-1)
+            digest.update(flat.view(self.torch.uint8).numpy().tobytes())
+        vocab = sorted(self.tokenizer.get_vocab().items())
+        tokenizer = text_sha256(repr(vocab) + str(self.tokenizer.chat_template or ""))
+        return {
+            "spec": self.spec,
+            "options": self.options.identity(),
+            "weights_digest": digest.hexdigest(),
+            "tokenizer_sha256": tokenizer,
+        }
+
     def close(self) -> None:
+        if not self.owned:
+            return
         self.model = None
         gc.collect()
         if self.torch.cuda.is_available():

@@ -1,8 +1,15 @@
 """rolebench: the RoleBench role-playing benchmark (RoleLLM, arXiv 2310.00746) as an evaluation harness.
 
-The public API: `rouge_l` (the benchmark's ROUGE-L under any protocol, for other harnesses and
-training loops) and the error family. Everything else is reached through the command line or the
-subpackages; importing `rolebench` stays light (the scorer is loaded on first use).
+The public API (the command line is a thin layer over it):
+- `evaluate(model, tasks, **options)`: evaluate a model (a spec, a transformers `(model, tokenizer)` in
+  memory, or an adapter object) on RoleBench tasks; the run's results;
+- `judge(run, judge, against=None, **options)`: the LLM-judge win rate of a saved run;
+- `score(run, protocol=None)`: score a saved run again (adding a ROUGE-L protocol);
+- `read_results(run)`: a run's results;
+- `rouge_l(predictions, references, ...)`: the benchmark's ROUGE-L under any protocol, for other
+  harnesses and training loops;
+- the error family (`RoleBenchError`; `ConfigError` and `DataError` for bad input).
+Importing `rolebench` stays light: each function is loaded on first use.
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from rolebench.errors import ConfigError, DataError, MissingDependency, ModelError, RoleBenchError
 
 if TYPE_CHECKING:
+    from rolebench.api import evaluate, judge, read_results, score
     from rolebench.scoring.protocols import rouge_l
 
 __version__ = "0.2.0"
@@ -23,13 +31,26 @@ __all__ = [
     "ModelError",
     "RoleBenchError",
     "__version__",
+    "evaluate",
+    "judge",
+    "read_results",
     "rouge_l",
+    "score",
 ]
+
+_LAZY = {
+    "evaluate": "rolebench.api",
+    "judge": "rolebench.api",
+    "score": "rolebench.api",
+    "read_results": "rolebench.api",
+    "rouge_l": "rolebench.scoring.protocols",
+}
 
 
 def __getattr__(name: str) -> Any:
-    if name == "rouge_l":
-        from rolebench.scoring.protocols import rouge_l
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'rolebench' has no attribute {name!r}")
+    import importlib
 
-        return rouge_l
-    raise AttributeError(f"module 'rolebench' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -15,8 +15,7 @@ import pytest
 
 from model_adapters import GenerationConfig, Request, load_model, model_identity
 from model_adapters.parallel import ReplicaPool
-from rolebench.evaluation.options import EvalOptions
-from rolebench.evaluation.pipeline import evaluate
+from rolebench import evaluate
 from tests.ray_cluster import fakes, log_lines, ray_cluster  # noqa: F401 - fixtures
 
 QUESTIONS = [
@@ -81,12 +80,12 @@ def test_data_parallel_is_a_transport_option_and_a_run_resumes_either_way(tmp_pa
     assert model_identity("slowecho:x", {"data_parallel": "2"}) == model_identity("slowecho:x", {})
     base = dict(model="slowecho:x", tasks=("rolebench_demo_specific",), progress=False)
     parallel = evaluate(
-        EvalOptions(**base, output=tmp_path / "run", model_options={"data_parallel": "2", "log": str(log)})
+        **dict(**base, output=tmp_path / "run", model_args={"data_parallel": "2", "log": str(log)})
     )
     asked = len(log_lines(log))
-    single = evaluate(EvalOptions(**base, output=tmp_path / "run", model_options={"log": str(log)}))
+    single = evaluate(**dict(**base, output=tmp_path / "run", model_args={"log": str(log)}))
     assert len(log_lines(log)) == asked  # everything came from the store: the same identity
-    fresh = evaluate(EvalOptions(**base, output=tmp_path / "fresh"))
+    fresh = evaluate(**dict(**base, output=tmp_path / "fresh"))
     task = "rolebench_demo_specific"
     assert parallel.results[task].n_generated == 9
     assert (

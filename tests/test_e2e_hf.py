@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from rolebench.cli.main import main
-from rolebench.results.io import read_results
+from rolebench.run.folder import read_results
 from rolebench.storage.records import RecordStore
 
 

@@ -23,13 +23,13 @@ from rolebench.data.retrieval import DemonstrationRetriever, words
 from rolebench.data.scripts import dialogue_pairs
 from rolebench.data.splits import DEMO_ROOT, get_split
 from rolebench.evaluation.generate import generation_key
-from rolebench.evaluation.options import EvalOptions
 from rolebench.evaluation.plan import plan_tasks
 from rolebench.leaderboard.boards import collect
 from rolebench.leaderboard.tables import to_csv, to_markdown
 from rolebench.leaderboard.webpage import to_html
 from rolebench.prompts.elicitation import Elicitation
-from rolebench.results.io import read_results, read_samples
+from rolebench.run.definition import RunDefinition
+from rolebench.run.folder import read_results, read_samples
 from rolebench.storage.records import RecordStore
 from rolebench.tasks.catalogue import resolve
 
@@ -97,10 +97,13 @@ def test_zero_shot_is_todays_prompt_and_cache_keys(tmp_path):
         Elicitation.parse("zero-shot", None),
         Elicitation.parse("few-shot-dialogue", 0),
     ):
-        options = EvalOptions(
-            model="baseline:rolegpt", tasks=("rolebench_demo",), output=tmp_path, elicitation=elicitation
+        definition = RunDefinition(
+            model="baseline:rolegpt",
+            tasks=("rolebench_demo",),
+            elicitation=elicitation.method,
+            shots=elicitation.shots or None,
         )
-        plans = plan_tasks(options, specs, resolve_source(None))
+        plans = plan_tasks(definition, specs, resolve_source(None))
         with RecordStore(Path(tempfile.mkdtemp(dir=tmp_path)) / "g.sqlite", "generations") as store:
             model = CachedModel("baseline:rolegpt", {}, store)
             keys = [generation_key(model, p.config, r, p.elicitation) for p in plans for r in p.requests]
@@ -213,7 +216,7 @@ def test_retriever_scores_are_rank_bm25s_and_ties_keep_file_order():
             ["--elicitation", "few-shot"],
             "unknown elicitation method 'few-shot' (--elicitation): did you mean",
         ),
-        (["--elicitation", "few-shot-dialogue", "--shots", "-1"], "--shots -1 is not allowed"),
+        (["--elicitation", "few-shot-dialogue", "--shots", "-1"], "--shots -1 must be at least 0"),
         (["--shots", "2"], "--shots 2 needs a few-shot method"),
         (["--elicitation", "zero-shot", "--shots", "2"], "--shots 2 needs a few-shot method"),
     ],

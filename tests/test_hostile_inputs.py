@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from rolebench.cli.main import main
-from rolebench.results.io import read_results, write_results
-from rolebench.storage import run_folder
+from rolebench.run import folder as run_folder
+from rolebench.run.folder import read_results, write_results
 
 ZH_SPECIFIC = "rolebench-zh/role_specific/test.jsonl"
 
@@ -109,14 +109,14 @@ def test_bom_and_crlf_files_score_like_the_clean_ones(data, tmp_path, capsys):
 @pytest.mark.parametrize(
     ("flags", "expected"),
     [
-        (["--max-new-tokens", "0"], "--max-new-tokens 0 is not allowed"),
-        (["--max-new-tokens", "-5"], "--max-new-tokens -5 is not allowed"),
-        (["--temperature", "nan"], "temperature nan is not allowed"),
-        (["--temperature", "-1"], "temperature -1.0 is not allowed"),
-        (["--top-p", "0"], "top_p 0.0 is not allowed"),
-        (["--bootstrap", "-5"], "--bootstrap -5 is not allowed"),
+        (["--max-new-tokens", "0"], "--max-new-tokens 0 must be at least 1"),
+        (["--max-new-tokens", "-5"], "--max-new-tokens -5 must be at least 1"),
+        (["--temperature", "nan"], "--temperature nan must be a finite number"),
+        (["--temperature", "-1"], "--temperature -1.0 must be at least 0"),
+        (["--top-p", "0"], "--top-p 0.0 must be above 0"),
+        (["--bootstrap", "-5"], "--bootstrap -5 must be at least 0"),
         (["--limit", "0"], "--limit"),
-        (["--batch-size", "0"], "batch_size 0 is not allowed"),
+        (["--batch-size", "0"], "--batch-size 0 must be at least 1"),
         (["--model-args", "api_key=sk-123456789"], "unknown option 'api_key' for baseline: models"),
         (["--judge", "nope:x"], "unknown model scheme 'nope'"),
         (["--judge", "openai:gpt-4o-mini", "--judge-config", "no_such_judge"], "unknown judge"),
@@ -180,41 +180,42 @@ def demo_run(tmp_path: Path, capsys) -> Path:
     return out
 
 
-@pytest.mark.parametrize("command", [["score"], ["report"], ["judge", "--judge", "baseline:rolegpt"]])
+@pytest.mark.parametrize("command", ["score", "report", "evaluate"])
 @pytest.mark.parametrize(
     "damage",
     [b"\xff\xfe not json", b"[]", b'{"schema_version": 2}', b"{" * 50_000],
 )
-def test_a_damaged_results_file_is_one_line(command, damage, demo_run, capsys):
+def test_a_damaged_results_file_is_derived_again(command, damage, demo_run, capsys):
+    """results.json is derived from the run's files: any command on the run derives it again."""
     (demo_run / "results.json").write_bytes(damage)
-    code, err = run(capsys, command[0], str(demo_run), *command[1:])
-    if command[0] == "score":  # rebuilt from run.json, the samples files and the generation store
-        assert code == 0 and "results.json was damaged: rebuilt" in err
-        assert set(read_results(demo_run).results) == {"rolebench_demo_general", "rolebench_demo_specific"}
+    if command == "evaluate":  # the same run again: nothing to generate, results.json derived anew
+        args = ["--model", "baseline:rolegpt", "--tasks", "rolebench_demo", "--no-progress", "--output"]
+        code, err = run(capsys, command, *args, str(demo_run))
     else:
-        assert code == 2 and "results.json" in err and f"rolebench score {demo_run}" in err
+        code, err = run(capsys, command, str(demo_run))
+        assert "results.json was damaged" in err and "derived again" in err
+    assert code == 0 and "Traceback" not in err
+    assert set(read_results(demo_run).results) == {"rolebench_demo_general", "rolebench_demo_specific"}
 
 
 @pytest.mark.parametrize("damage", [b"\xff\xfe\n", b"[1, 2]\n", b'{"id": 3}\n'])
-def test_a_damaged_samples_file_is_one_line(damage, demo_run, capsys):
+def test_a_damaged_samples_file_is_rebuilt_from_the_store(damage, demo_run, capsys):
+    expected = read_results(demo_run).results["rolebench_demo_general"].value("cus")
     (demo_run / "samples" / "rolebench_demo_general.jsonl").write_bytes(damage)
-    for command in (
-        ["report", str(demo_run)],
-        ["leaderboard", "build", str(demo_run), "--out", str(demo_run.parent / "board")],
-    ):
-        code, err = run(capsys, *command)
-        assert code in (0, 2)  # the leaderboard reads results.json only
-        if command[0] == "report":
-            assert code == 2 and "rolebench_demo_general.jsonl" in err
+    code, err = run(capsys, "leaderboard", "build", str(demo_run), "--out", str(demo_run.parent / "board"))
+    assert code in (0, 2) and "Traceback" not in err  # the leaderboard reads results.json only
+    code, err = run(capsys, "report", str(demo_run))
+    assert code == 0 and "rebuilt samples/rolebench_demo_general.jsonl" in err
+    assert read_results(demo_run).results["rolebench_demo_general"].value("cus") == expected
 
 
 def test_task_names_from_results_never_become_paths_outside_the_run(demo_run, capsys):
     results = read_results(demo_run)
     results.results["../../escaped"] = results.results.pop("rolebench_demo_general")
     write_results(demo_run, results)
-    code, err = run(capsys, "report", str(demo_run))
+    code, err = run(capsys, "leaderboard", "build", str(demo_run), "--out", str(demo_run.parent / "board"))
     assert code == 2 and "unsafe task name" in err and f"rolebench score {demo_run}" in err
-    code, err = run(capsys, "score", str(demo_run))  # rebuilt from run.json and the samples files
+    code, err = run(capsys, "report", str(demo_run))  # derived again from run.json and the samples files
     assert code == 0 and "../../escaped" not in read_results(demo_run).results
     assert not (demo_run.parent.parent / "escaped.jsonl").exists()
 
@@ -227,7 +228,7 @@ def test_an_interrupted_write_is_repaired_by_the_next_command(demo_run, capsys):
     (demo_run / ".results.json.tmp1234").write_text("half a file", encoding="utf-8")  # a killed atomic write
     before = read_results(demo_run).results["rolebench_demo_specific"].value("spe")
     code, err = run(capsys, "report", str(demo_run))
-    assert code == 0 and "re-scored from the saved samples" in err
+    assert code == 0 and "did not match the samples of rolebench_demo_specific" in err
     assert read_results(demo_run).results["rolebench_demo_specific"].value("spe") > before
     assert not (demo_run / ".results.json.tmp1234").exists()
 

@@ -9,14 +9,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from rolebench import evaluate
 from rolebench.cli.main import main
 from rolebench.errors import ConfigError, DataError
-from rolebench.evaluation.options import EvalOptions
-from rolebench.evaluation.pipeline import evaluate
 from rolebench.leaderboard import publish as hub_publish
 from rolebench.leaderboard.boards import collect
 from rolebench.leaderboard.build import build
-from rolebench.results.io import read_results, write_results
+from rolebench.run.folder import read_results, write_results
 from tests.hub_standin import HubStandIn
 
 
@@ -25,7 +24,7 @@ def runs(tmp_path_factory) -> Path:
     """A real demo run of baseline:rolegpt, and a copy of it renamed as a second model."""
     root = tmp_path_factory.mktemp("runs")
     evaluate(
-        EvalOptions(
+        **dict(
             model="baseline:rolegpt", tasks=("rolebench_demo",), output=root / "demo-rolegpt", progress=False
         )
     )

@@ -12,13 +12,12 @@ from typing import Any
 
 import pytest
 
+import rolebench
 from rolebench.cli.main import main
-from rolebench.judge import parse as judge_parse
-from rolebench.judge.config import load_judge_config
-from rolebench.judge.run import JudgeSettings, judge_run
-from rolebench.results.io import read_results, write_results, write_samples
-from rolebench.results.provenance import now_iso
-from rolebench.results.schema import GroupResult, RunResults, SampleRecord, TaskResult
+from rolebench.judging import parse as judge_parse
+from rolebench.judging.config import load_judge_config
+from rolebench.run.folder import read_results
+from tests import run_folders
 from tests.fake_openai import Reply, fake_openai  # noqa: F401 - `fake_openai` is a fixture
 
 GOOD = "Arr, GOOD answer"  # the marker our fake judge prefers
@@ -64,25 +63,8 @@ def sample(i: int, output: str | None, baseline: str | None, language: str = "en
 
 
 def make_run(tmp_path: Path, tasks: dict[str, list[dict[str, Any]]]) -> Path:
-    """A run folder as `rolebench evaluate` writes it: results.json (tasks + one group) and samples."""
-    run = tmp_path / "run"
-    results = {
-        t: TaskResult(split="demo_general", n=len(r), n_generated=len(r), n_not_covered=0)
-        for t, r in tasks.items()
-    }
-    group = GroupResult(tasks=list(tasks), n=sum(len(r) for r in tasks.values()))
-    write_results(
-        run,
-        RunResults(
-            created=now_iso(),
-            results=results,
-            groups={"all": group},
-            config={"bootstrap": {"resamples": 200, "confidence": 0.95, "seed": 0}},
-        ),
-    )
-    for task, records in tasks.items():
-        write_samples(run, task, [SampleRecord.model_validate(r) for r in records])
-    return run
+    """A run folder as `rolebench evaluate` writes it (one group `all` of every task)."""
+    return run_folders.make_run(tmp_path / "run", "baseline:rolegpt", tasks)
 
 
 def shown(body: dict[str, Any]) -> dict[str, str]:
@@ -110,12 +92,16 @@ def prefers_good(body: dict[str, Any]) -> str:
 
 
 def run_judge(run: Path, server: Any, model: str = "fake-model", **settings: Any) -> dict[str, Any]:
+    """`rolebench.judging` with the fake server; the judging's block (`config.judge`) and the group fields."""
     settings.setdefault("concurrency", 4)
-    return judge_run(
-        run,
-        f"openai:{model}",
-        settings=JudgeSettings(base_url=server.base_url, progress=False, model_options=FAST, **settings),
+    results = rolebench.judge(
+        run, f"openai:{model}", base_url=server.base_url, progress=False, judge_args=FAST, **settings
     )
+    return {"judge": results.config.judge, "groups": {n: g.model_dump() for n, g in results.groups.items()}}
+
+
+def lines_of(run: Path, task: str) -> list[dict[str, Any]]:
+    return run_folders.judgment_lines(run, task, read_results(run).config.judge or {})
 
 
 def task_fields(run: Path, task: str = "t") -> dict[str, Any]:
@@ -182,7 +168,7 @@ def test_results_json_tasks_groups_and_config(tmp_path, fake_openai):
     assert len(zh_prompts) == 6 and all(
         "下列模型要扮演的角色是“孙悟空”" in b["messages"][-1]["content"] for b in zh_prompts
     )
-    lines = [json.loads(x) for x in (run / "judgments" / "t_zh.jsonl").read_text().splitlines()]
+    lines = lines_of(run, "t_zh")
     assert [x["status"] for x in lines] == ["judged", "judged", "judged", "no_baseline"]
     assert set(lines[0]["orders"]) == {"model_first", "baseline_first"}
     assert ast.literal_eval(lines[0]["orders"]["model_first"]["raw"][0])[0]["rank"] == 1
@@ -217,7 +203,7 @@ def test_malformed_verdicts_are_retried_then_counted(tmp_path, fake_openai):
     assert server.count() == 12 and report["judge"]["this_run"]["retries"] == 6
     retries = [r.body for r in server.received if r.body["seed"] != 0]
     assert {b["seed"] for b in retries} == {1, 2} and all(b["temperature"] == 0.7 for b in retries)
-    line = json.loads((run / "judgments" / "t.jsonl").read_text().splitlines()[1])
+    line = lines_of(run, "t")[1]
     assert line["status"] == "parse_failure" and line["outcome"] is None
     assert line["orders"]["model_first"]["attempts"] == 3 and len(line["orders"]["model_first"]["raw"]) == 3
     assert "no list" in line["orders"]["model_first"]["parse_errors"][0]
@@ -285,13 +271,13 @@ def test_judge_limit_is_a_seeded_nested_sample(tmp_path, fake_openai):
     server = fake_openai(prefers_good)
 
     def chosen(limit: int, seed: int = 0) -> set[str]:
-        run_judge(run, server, limit=limit, seed=seed)
-        lines = [json.loads(x) for x in (run / "judgments" / "t.jsonl").read_text().splitlines()]
+        run_judge(run, server, judge_limit=limit, seed=seed)
+        lines = lines_of(run, "t")
         return {x["id"] for x in lines if x["status"] == "judged"}
 
     three = chosen(3)
     assert len(three) == 3 and task_fields(run)["n_not_sampled"] == 5 and task_fields(run)["judged"] == 3
-    assert chosen(3) == three and three < chosen(5)
+    assert chosen(3) == three and three < chosen(5)  # a larger sample keeps the smaller one
     assert server.count() == 10  # the 5 of the second sample include the 3 already judged
     assert read_results(run).config.judge["limit"] == 5
 
@@ -368,7 +354,10 @@ def test_evaluate_judges_then_the_judge_command_rejudges_for_free(tmp_path, fake
     ("args", "message"),
     [
         (["--judge", "nope:x"], "unknown model scheme 'nope' in 'nope:x' (--judge)"),
-        (["--judge", "openai:fake-model", "--judge-limit", "0"], "--judge-limit must be at least 1"),
+        (
+            ["--judge", "openai:fake-model", "--judge-limit", "0"],
+            "--judge-limit 0 must be at least 1",
+        ),
         (["--judge", "openai:fake-model", "--judge-config", "missing"], "unknown judge 'missing'"),
     ],
 )

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from rolebench.errors import ConfigError
-from rolebench.judge.config import load_judge_config, load_price_table, run_cost
-from rolebench.judge.outcomes import combine, judge_fields, preference
-from rolebench.judge.parse import VerdictParseError, get_parser, parse_rank_list
+from rolebench.judging.config import load_judge_config, load_price_table, run_cost
+from rolebench.judging.outcomes import combine, judge_fields, preference
+from rolebench.judging.parse import VerdictParseError, get_parser, parse_rank_list
 from rolebench.prompts.roleplay import TEMPLATE_DIR
 
 A_WINS = [

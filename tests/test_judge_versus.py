@@ -4,19 +4,17 @@ to the local fake OpenAI-compatible server (its verdicts prefer the answer marke
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import rolebench
 from rolebench.cli.main import main
-from rolebench.judge.run import JudgeSettings
-from rolebench.judge.versus import judge_versus
 from rolebench.report.page import render_report
-from rolebench.results.io import read_results, write_results, write_samples
-from rolebench.results.provenance import now_iso
-from rolebench.results.schema import GroupResult, RunResults, SampleRecord, TaskResult
+from rolebench.results.schema import RunResults
+from rolebench.run.folder import read_results
+from tests import run_folders
 from tests.fake_openai import fake_openai  # noqa: F401 - `fake_openai` is a fixture
 from tests.test_judge import FAST, GOOD, prefers_good, sample
 
@@ -28,28 +26,9 @@ def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ROLEBENCH_CACHE", str(tmp_path / "cache"))
 
 
-def make_run(folder: Path, spec: str, tasks: dict[str, list[dict[str, Any]]], **config: Any) -> Path:
-    """A run folder as `rolebench evaluate` writes it: results.json (tasks, one group) and samples."""
-    results = {
-        t: TaskResult(split="demo_general", n=len(r), n_generated=len(r), n_not_covered=0)
-        for t, r in tasks.items()
-    }
-    write_results(
-        folder,
-        RunResults(
-            created=now_iso(),
-            results=results,
-            groups={"all": GroupResult(tasks=list(tasks), n=sum(len(r) for r in tasks.values()))},
-            config={
-                "model": {"spec": spec},
-                "bootstrap": {"resamples": 200, "confidence": 0.95, "seed": 0},
-                **config,
-            },
-        ),
-    )
-    for task, records in tasks.items():
-        write_samples(folder, task, [SampleRecord.model_validate(r) for r in records])
-    return folder
+def make_run(folder: Path, spec: str, tasks: dict[str, list[dict[str, Any]]], **elicitation: Any) -> Path:
+    """A run folder as `rolebench evaluate` writes it (tasks, one group `all`)."""
+    return run_folders.make_run(folder, spec, tasks, **elicitation)
 
 
 def two_runs(tmp_path: Path) -> tuple[Path, Path]:
@@ -57,22 +36,22 @@ def two_runs(tmp_path: Path) -> tuple[Path, Path]:
     mine = [sample(i, f"{GOOD} {i}" if i < 4 else f"meh {i}", "rolegpt") for i in (0, 1, 2, 3, 4, 6, 7)]
     theirs = [sample(i, f"{GOOD} theirs {i}" if i == 4 else f"plain {i}", "rolegpt") for i in range(6)]
     theirs.append({**sample(7, "plain 7", "rolegpt"), "question": "Another question?"})
-    elicitation = {"method": "few-shot-dialogue", "shots": 3, "label": "few-shot-dialogue, 3 shots"}
     run = make_run(tmp_path / "run", "hf:my-model", {"t": mine, "only_mine": mine[:2]})
-    other = make_run(tmp_path / "other", "hf:other-model", {"t": theirs}, elicitation=elicitation)
+    other = make_run(
+        tmp_path / "other", "hf:other-model", {"t": theirs}, elicitation="few-shot-dialogue", shots=3
+    )
     return run, other
 
 
-def versus(run: Path, other: Path, server: Any) -> dict[str, Any]:
-    settings = JudgeSettings(base_url=server.base_url, progress=False, model_options=FAST, concurrency=4)
-    return judge_versus(run, other, "openai:fake-model", settings=settings)
+def versus(run: Path, other: Path, server: Any) -> RunResults:
+    options = {"base_url": server.base_url, "progress": False, "judge_args": FAST, "concurrency": 4}
+    return rolebench.judge(run, "openai:fake-model", against=other, **options)
 
 
 def test_run_against_run_on_shared_items_both_orders_cached(tmp_path, fake_openai):
     run, other = two_runs(tmp_path)
     server = fake_openai(prefers_good)
-    report = versus(run, other, server)
-    assert report["key"] == OTHER_KEY
+    assert set(versus(run, other, server).config.versus or {}) == {OTHER_KEY}
     assert server.count() == 10  # 5 shared items (0-4), both orders
     results = read_results(run)
     fields = results.results["t"].value("versus")[OTHER_KEY]
@@ -87,10 +66,7 @@ def test_run_against_run_on_shared_items_both_orders_cached(tmp_path, fake_opena
     block = results.config.versus[OTHER_KEY]
     assert block["spec"] == "openai:fake-model" and block["against"]["model"] == "hf:other-model"
     assert block["against"]["elicitation"]["method"] == "few-shot-dialogue"
-    slug = "hf_other-model_few-shot-dialogue_3_shots"
-    lines = [
-        json.loads(x) for x in (run / "judgments" / "versus" / slug / "t.jsonl").read_text().splitlines()
-    ]
+    lines = run_folders.judgment_lines(run, "t", block)
     assert [x["id"] for x in lines] == [f"demo/{i}" for i in range(5)]
     assert {x["outcome"] for x in lines} == {"win", "loss"}
     versus(run, other, server)
@@ -124,3 +100,72 @@ def test_runs_sharing_nothing_are_one_line_and_exit_2(tmp_path, capsys):
         assert main([*args, str(other)]) == 2
         err = capsys.readouterr().err.strip()
         assert message in err and len(err.splitlines()) == 1
+
+
+def test_two_opponents_of_one_model_never_mix_and_a_failed_pass_keeps_the_good_result(tmp_path, fake_openai):
+    """--against OTHER1, then --against OTHER2 (the same model spec, fewer tasks): two entries, each with
+    only its own verdicts; a later pass against OTHER1 that fails keeps OTHER1's verdicts."""
+    mine = [sample(i, f"{GOOD} {i}", "rolegpt") for i in range(4)]
+    run = make_run(tmp_path / "run", "hf:my-model", {"t": mine, "u": mine})
+    one = make_run(
+        tmp_path / "one", "hf:other", {"t": [sample(i, f"plain {i}", "x") for i in range(4)], "u": mine}
+    )
+    two = make_run(tmp_path / "two", "hf:other", {"t": [sample(i, f"{GOOD} two {i}", "x") for i in range(4)]})
+    server = fake_openai(prefers_good)
+    versus(run, one, server)
+    results = versus(run, two, server)
+    names = sorted(results.config.versus or {})
+    assert len(names) == 2 and all(n.startswith("hf:other (zero-shot) #") for n in names)
+    by_run = {block["against"]["run"]: name for name, block in (results.config.versus or {}).items()}
+    against_one, against_two = by_run[str(one.resolve())], by_run[str(two.resolve())]
+    t, u = results.results["t"].value("versus"), results.results["u"].value("versus")
+    assert t[against_one]["wins"] == 4 and t[against_two]["ties"] == 4  # each opponent its own verdicts
+    assert set(u) == {against_one}  # OTHER2 has no task u: nothing of OTHER1 is shown under its name
+    group = results.groups["all"].value("versus")
+    assert group[against_one]["judged"] == 8 and group[against_two]["judged"] == 4  # pooled per opponent
+    broken = fake_openai(lambda body: "no verdict here")  # a judge at another server that answers nonsense
+    again = rolebench.judge(
+        run, "openai:fake-model", against=one, base_url=broken.base_url, progress=False, judge_args=FAST
+    )
+    t_again = again.results["t"].value("versus")[against_one]
+    assert t_again["judged"] == 4 and t_again["wins"] == 4  # the good verdicts stay
+    assert broken.count() > 0  # another endpoint is another judge: it was asked, not served from the cache
+
+
+def test_evaluate_of_a_judged_run_keeps_every_judgment(tmp_path, fake_openai, capsys):
+    """After `judge` and `judge --against`, a plain `evaluate` of the same run (same settings) keeps the
+    win rate, the head-to-head results and how both were made (they are derived from the folder)."""
+    server = fake_openai(prefers_good)
+    base = ["evaluate", "--model", "baseline:rolegpt", "--tasks", "rolebench_demo", "--no-progress"]
+    run, other = tmp_path / "run", tmp_path / "other"
+    assert main([*base, "--output", str(run)]) == 0
+    assert main([*base, "--output", str(other), "--elicitation", "few-shot-dialogue"]) == 0
+    judge = [
+        "judge",
+        str(run),
+        "--judge",
+        "openai:fake-model",
+        "--base-url",
+        server.base_url,
+        "--no-progress",
+    ]
+    assert main([*judge, "--judge-limit", "3"]) == 0 and main([*judge, "--against", str(other)]) == 0
+    judged = read_results(run)
+    assert main([*base, "--output", str(run)]) == 0
+    again = read_results(run)
+    for task in ("rolebench_demo_general", "rolebench_demo_specific"):
+        for key in ("win_rate", "win_rate_ci", "judged", "versus"):
+            assert again.results[task].value(key) == judged.results[task].value(key), (task, key)
+    assert again.config.judge == judged.config.judge and again.config.versus == judged.config.versus
+    assert again.groups["rolebench_demo"].value("versus") == judged.groups["rolebench_demo"].value("versus")
+
+
+def test_an_opponent_whose_samples_lost_lines_is_refused(tmp_path, capsys):
+    run, other = two_runs(tmp_path)
+    path = other / "samples" / "t.jsonl"
+    path.write_text("".join(path.read_text().splitlines(keepends=True)[:-2]))
+    args = ["judge", str(run), "--judge", "openai:fake-model", "--against", str(other)]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert "the other run's samples file of t is not the one its results.json was computed from" in err
+    assert str(path) in err and len(err.splitlines()) == 1

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from rolebench.results.io import read_results, stale_tasks
+from rolebench.run.folder import RunFolder, read_results
 
 TASK = "rolebench_zh_specific"  # 239 samples
 
@@ -78,7 +78,7 @@ def test_kill_9_mid_run_loses_no_answer_and_the_rerun_finishes(clean_run, tiny_m
     assert rerun.returncode == 0, rerun.stderr
     assert stored(out) >= kept  # nothing stored before the kill was lost
     assert outputs(out) == outputs(clean_run)  # and the resumed run is the uninterrupted one
-    assert stale_tasks(out, read_results(out)) == []
+    assert RunFolder(out).stale_tasks(read_results(out)) == []
     assert not [p for p in out.rglob(".*") if p.is_file() and p.name != ".rolebench.lock"]  # no temp files
 
 
@@ -110,7 +110,7 @@ def test_evaluate_extending_a_run_while_score_rescores_it(tiny_model_dir, rolebe
             if code == 2:
                 assert "another rolebench command is using this run folder" in err
         results = read_results(out)
-        assert stale_tasks(out, results) == []  # samples and results agree
+        assert RunFolder(out).stale_tasks(results) == []  # samples and results agree
         assert len(outputs(out)) == results.results[TASK].n  # never a rolled-back samples file
         if extend.returncode == 0:
             assert results.results[TASK].n == 60 + 40 * attempt

@@ -13,17 +13,15 @@ from pathlib import Path
 
 import pytest
 
+from rolebench import evaluate, score
 from rolebench.cli.main import main
 from rolebench.errors import DataError
-from rolebench.evaluation.options import EvalOptions
-from rolebench.evaluation.pipeline import evaluate
-from rolebench.evaluation.rescore import rescore
-from rolebench.judge.outcomes import judge_fields
+from rolebench.judging.outcomes import judge_fields
 from rolebench.leaderboard.boards import FLOOR, REPORTED, collect, reference_rows
 from rolebench.leaderboard.build import build
 from rolebench.leaderboard.tables import to_csv, to_latex, to_markdown
-from rolebench.results.io import read_results, write_results
 from rolebench.results.schema import GroupResult, TaskResult
+from rolebench.run.folder import read_results, write_results
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = REPO_ROOT / "test-artifacts"
@@ -52,7 +50,7 @@ def variant(source: Path, target: Path, *, name: str, scale: float, spec: str | 
 
 
 def add_judge(run_dir: Path, outcomes: list[str]) -> None:
-    """Judge fields as rolebench.judge writes them (by its own judge_fields) on every task and group."""
+    """Judge fields as rolebench.judging writes them (by its own judge_fields) on every task and group."""
     results = read_results(run_dir)
     lines = [
         {"status": "judged", "outcome": o, "consistent": True, "len_model": 10, "len_baseline": 12}
@@ -78,9 +76,9 @@ def runs(tmp_path_factory, rolebench_data) -> Path:
     one re-scored under the opencompass protocol, one judged, one with a hostile model name."""
     root = tmp_path_factory.mktemp("runs")
     demo = root / "demo-rolegpt"
-    evaluate(EvalOptions(model="baseline:rolegpt", tasks=("rolebench_demo",), output=demo, progress=False))
+    evaluate(**dict(model="baseline:rolegpt", tasks=("rolebench_demo",), output=demo, progress=False))
     evaluate(
-        EvalOptions(
+        **dict(
             model="baseline:rolegpt",
             tasks=("rolebench_zh",),
             output=root / "zh-limit",
@@ -90,7 +88,7 @@ def runs(tmp_path_factory, rolebench_data) -> Path:
         )
     )
     evaluate(
-        EvalOptions(
+        **dict(
             model="baseline:rolegpt",
             tasks=("rolebench_demo_general",),
             output=root / "nested" / "half",
@@ -107,7 +105,7 @@ def runs(tmp_path_factory, rolebench_data) -> Path:
         "raw": None,
     }
     write_results(root / "nested" / "xss", results)
-    rescore(shutil.copytree(demo, root / "rescored"), "opencompass")
+    score(shutil.copytree(demo, root / "rescored"), "opencompass")
     variant(root / "rescored", root / "demo-opencompass", name="oc model", scale=0.7)
     shutil.rmtree(root / "rescored")
     legacy = variant(demo, root / "demo-legacy", name="legacy model", scale=1.0)

@@ -1,4 +1,4 @@
-"""The length-controlled win rate (AlpacaEval 2.0's regression, `rolebench.judge.length_control`).
+"""The length-controlled win rate (AlpacaEval 2.0's regression, `rolebench.judging.length_control`).
 
 A judge that prefers the longer answer and nothing else gives a model whose only edge is length a raw
 win rate near its share of longer answers and a length-controlled one near one half; a judge blind to
@@ -14,10 +14,10 @@ from statistics import NormalDist
 
 import pytest
 
-from rolebench.judge.length_control import MIN_PAIRS, length_controlled
-from rolebench.judge.outcomes import judge_fields
+from rolebench.judging.length_control import MIN_PAIRS, length_controlled
+from rolebench.judging.outcomes import judge_fields
 from rolebench.report.summary import summary_text
-from rolebench.results.io import read_results
+from rolebench.run.folder import read_results
 from tests.fake_openai import Reply, fake_openai  # noqa: F401 - `fake_openai` is a fixture
 from tests.test_judge import _cache, make_run, ranking, run_judge, sample, shown  # noqa: F401 - _cache: autouse
 

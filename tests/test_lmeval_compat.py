@@ -14,10 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from model_adapters import GenerationConfig, load_model
+from model_adapters import load_model
+from rolebench import evaluate
 from rolebench.data.splits import get_split
-from rolebench.evaluation.options import EvalOptions
-from rolebench.evaluation.pipeline import evaluate
 from rolebench.scoring.metrics import Scorable, score_sample
 from rolebench.scoring.protocols import get_protocol
 
@@ -67,7 +66,7 @@ def lm_eval_plain(tiny_model_dir, rolebench_data) -> dict:
 def rolebench_run(tiny_model_dir, rolebench_data, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("rolebench-run")
     evaluate(
-        EvalOptions(
+        **dict(
             model=f"hf:{tiny_model_dir}",
             tasks=TASKS,
             output=out,
@@ -75,7 +74,7 @@ def rolebench_run(tiny_model_dir, rolebench_data, tmp_path_factory) -> Path:
             limit=LIMIT,
             limit_mode="first",  # lm-eval's --limit takes the first N rows
             max_new_tokens=MAX_TOKENS,
-            generation=GenerationConfig(batch_size=BATCH),
+            batch_size=BATCH,
             progress=False,
         )
     )

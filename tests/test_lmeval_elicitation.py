@@ -14,10 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from model_adapters import GenerationConfig, load_model
-from rolebench.evaluation.options import EvalOptions
-from rolebench.evaluation.pipeline import evaluate
-from rolebench.prompts.elicitation import Elicitation
+from model_adapters import load_model
+from rolebench import evaluate
 from tests.test_elicitation import zh_data
 
 TASK = "rolebench_zh_specific"
@@ -52,7 +50,7 @@ def lm_eval_run(model_dir: Path, data_dir: Path, multiturn: bool) -> dict:
 
 def rolebench_run(model_dir: Path, data_dir: Path, out: Path, method: str) -> dict[str, dict]:
     evaluate(
-        EvalOptions(
+        **dict(
             model=f"hf:{model_dir}",
             tasks=(TASK,),
             output=out,
@@ -60,8 +58,9 @@ def rolebench_run(model_dir: Path, data_dir: Path, out: Path, method: str) -> di
             limit=LIMIT,
             limit_mode="first",  # lm-eval's --limit takes the first N rows
             max_new_tokens=MAX_TOKENS,
-            elicitation=Elicitation(method, SHOTS),
-            generation=GenerationConfig(batch_size=4),
+            elicitation=method,
+            shots=SHOTS,
+            batch_size=4,
             progress=False,
         )
     )

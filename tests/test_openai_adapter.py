@@ -24,9 +24,8 @@ import pytest
 
 from model_adapters import GenerationConfig, Request, load_model
 from model_adapters.openai_api import OpenAIAdapter, RetryPolicy, parse_retry_after
+from rolebench import evaluate
 from rolebench.errors import ConfigError, ModelError
-from rolebench.evaluation.options import EvalOptions
-from rolebench.evaluation.pipeline import evaluate
 from rolebench.prompts.roleplay import role_messages
 from tests.fake_openai import FakeOpenAI, Reply, fake_openai  # noqa: F401 - `fake_openai` is a fixture
 
@@ -304,18 +303,18 @@ def test_evaluate_keeps_other_answers_and_resume_retries_only_the_failure(
         return "Aye, " + question(body)
 
     server = fake_openai(handler)
-    options = EvalOptions(
+    options = dict(
         model=f"openai:fake-model@{server.base_url}",
         tasks=("rolebench_demo_general",),
         output=tmp_path,
         progress=False,
-        model_options={"backoff": 0.0, "max_retries": 1},
+        model_args={"backoff": 0.0, "max_retries": 1},
     )
-    first = evaluate(options).results["rolebench_demo_general"]
+    first = evaluate(**options).results["rolebench_demo_general"]
     assert (first.n, first.n_not_covered) == (18, 1) and server.count() == 17 + 2
     broken["on"] = False
     server.reset()
-    second = evaluate(options).results["rolebench_demo_general"]
+    second = evaluate(**options).results["rolebench_demo_general"]
     assert (second.n, second.n_not_covered) == (18, 0) and server.count() == 1
 
 

@@ -22,9 +22,8 @@ import pytest
 
 from model_adapters import Generation, GenerationConfig, Request, load_model, openai_http
 from model_adapters.openai_api import OpenAIAdapter
+from rolebench import evaluate
 from rolebench.errors import ConfigError, MissingDependency, ModelError
-from rolebench.evaluation.options import EvalOptions
-from rolebench.evaluation.pipeline import evaluate
 from tests.fake_openai import (  # noqa: F401 - `fake_openai`, `hostile_openai` are fixtures
     HOSTILE,
     FakeOpenAI,
@@ -205,18 +204,18 @@ def test_failed_answers_are_never_stored_and_the_rerun_retries_only_them(fake_op
         return "Aye, " + question
 
     server = fake_openai(handler)
-    options = EvalOptions(
+    options = dict(
         model=f"openai:fake-model@{server.base_url}",
         tasks=("rolebench_demo_general",),
         output=tmp_path,
         progress=False,
-        model_options=FAST,
+        model_args=FAST,
     )
-    first = evaluate(options).results["rolebench_demo_general"]
+    first = evaluate(**options).results["rolebench_demo_general"]
     assert (first.n_not_covered, first.n_failed) == (1, 1)
     broken["on"] = False
     server.reset()
-    second = evaluate(options).results["rolebench_demo_general"]
+    second = evaluate(**options).results["rolebench_demo_general"]
     assert (second.n_not_covered, second.n_failed) == (0, 0) and server.count() == 1
 
 

@@ -10,11 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from rolebench import evaluate
 from rolebench.cli.main import main
-from rolebench.evaluation.options import EvalOptions
-from rolebench.evaluation.pipeline import evaluate
 from rolebench.report.page import report_context, write_report
-from rolebench.results.io import read_results, read_samples, write_results, write_samples
+from rolebench.run.folder import read_results, read_samples, write_results, write_samples
 
 XSS = "<script>alert(1)</script>"
 EVIL_OUTPUT = "<img src=x onerror=alert(2)>"
@@ -23,7 +22,7 @@ EVIL_OUTPUT = "<img src=x onerror=alert(2)>"
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory) -> Path:
     run_dir = tmp_path_factory.mktemp("report") / "demo"
-    evaluate(EvalOptions(model="baseline:rolegpt", tasks=("rolebench_demo",), output=run_dir, progress=False))
+    evaluate(**dict(model="baseline:rolegpt", tasks=("rolebench_demo",), output=run_dir, progress=False))
     return run_dir
 
 
@@ -84,7 +83,7 @@ def test_report_without_samples_files(demo_run, tmp_path):
 
 def test_report_of_a_chinese_run_keeps_role_names(rolebench_data, tmp_path):
     evaluate(
-        EvalOptions(
+        **dict(
             model="baseline:rolegpt",
             tasks=("rolebench_zh_specific",),
             output=tmp_path,

@@ -117,24 +117,20 @@ def test_missing_columns_and_bad_values_are_one_line():
 )
 def test_prompts_are_exactly_what_evaluate_sends(tmp_path, method, shots, turns):
     from rolebench.data.source import DataSource
-    from rolebench.evaluation.options import EvalOptions
     from rolebench.evaluation.plan import plan_tasks
-    from rolebench.prompts.elicitation import Elicitation
+    from rolebench.run.definition import RunDefinition
     from rolebench.tasks.catalogue import resolve
 
     with pytest.warns(UserWarning, match="leaks"):
         dataset = load_prompts(
             "rolebench_demo_specific", part="test", limit=5, elicitation=method, shots=shots, allow_test=True
         )
-    elicitation = Elicitation.parse(method, shots)
-    options = EvalOptions(
-        model="baseline:rolegpt",
-        tasks=("rolebench_demo_specific",),
-        output=tmp_path,
-        limit=5,
-        elicitation=elicitation,
+    definition = RunDefinition(
+        model="baseline:rolegpt", tasks=("rolebench_demo_specific",), limit=5, elicitation=method, shots=shots
+    ).checked()
+    [plan] = plan_tasks(
+        definition, resolve(["rolebench_demo_specific"])[0], DataSource("local", str(tmp_path))
     )
-    [plan] = plan_tasks(options, resolve(["rolebench_demo_specific"])[0], DataSource("local", str(tmp_path)))
     assert all(
         len(messages) == turns for messages in dataset["prompt"]
     )  # dialogue: 2 demonstrations as turns

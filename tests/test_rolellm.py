@@ -10,10 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from rolebench import rouge_l
+from rolebench import evaluate, rouge_l
 from rolebench.errors import ConfigError, DataError
-from rolebench.evaluation.options import EvalOptions
-from rolebench.evaluation.pipeline import evaluate
 from rolebench.scoring import rolellm
 from rolebench.scoring.protocols import get_protocol
 from rolebench.scoring.rolellm import (
@@ -166,7 +164,7 @@ def test_baseline_reproduces_the_papers_rolegpt_spe(rolebench_data, tmp_path):
     """`evaluate --model baseline:rolegpt` with no protocol flag: the paper's RoleGPT SPE figures."""
     tasks = ("rolebench_zh_specific", "rolebench_eng_instruct_specific", "rolebench_eng_role_specific")
     results = evaluate(
-        EvalOptions(
+        **dict(
             model="baseline:rolegpt",
             tasks=tasks,
             output=tmp_path,

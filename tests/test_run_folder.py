@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from rolebench.cli.main import main
-from rolebench.results.io import read_results, write_results
+from rolebench.run.folder import read_results, write_results
 
 BASE = ["evaluate", "--model", "baseline:rolegpt", "--no-progress"]
 VALUES = ("n", "n_generated", "cus", "raw", "spe", "cus_ci", "spe_ci", "per_role", "rolebench")
@@ -77,7 +77,7 @@ def test_a_larger_limit_is_the_same_run_when_every_task_is_evaluated_again(tmp_p
     assert code == 2 and "--limit 3 there, 6 now" in err  # rolebench_demo_specific would keep 3
     assert evaluate(capsys, run, "--tasks", "rolebench_demo", "--limit", "6")[0] == 0
     assert {r.n for r in read_results(run).results.values()} == {6}
-    assert stored_answers(run) == answers + 2 * 3 - 1  # the 3 stored per task reused (one has no answer)
+    assert stored_answers(run) == answers + 2 * 3  # the 3 stored per task reused (an item with no answer too)
 
 
 def test_a_rerun_with_other_data_is_refused(rolebench_data, tmp_path, capsys):
@@ -133,26 +133,29 @@ def test_a_samples_file_results_json_does_not_list_is_added_or_goes(tmp_path, ca
     assert samples_files(run) == set(read_results(run).results) and values(run) == expected
 
 
-def test_a_damaged_results_json_is_rebuilt_by_score_or_evaluate_overwrite(tmp_path, capsys):
+def test_a_damaged_results_json_is_derived_again_by_any_command(tmp_path, capsys):
     run = tmp_path / "run"
     assert evaluate(capsys, run, "--tasks", "rolebench_demo")[0] == 0
     expected, answers = values(run), stored_answers(run)
     config = read_results(run).config
     text = (run / "results.json").read_text(encoding="utf-8")
-    (run / "results.json").write_text(text[: len(text) // 2], encoding="utf-8")  # a truncated file
-    code, err = evaluate(capsys, run, "--tasks", "rolebench_demo")
-    assert code == 2 and "damaged results file" in err and "pass --overwrite to rebuild it" in err, err
-    assert main(["report", str(run)]) == 2
-    assert f"`rolebench score {run}`" in capsys.readouterr().err
-    assert main(["score", str(run)]) == 0
-    assert "rebuilt" in capsys.readouterr().err
-    rebuilt = read_results(run)
-    assert values(run) == expected and set(rebuilt.groups) == {"rolebench_demo"}
-    assert rebuilt.config.model == config.model and rebuilt.config.data == config.data
-    assert rebuilt.config.rebuilt is not None
+    for command in (["report", str(run)], ["score", str(run)]):
+        (run / "results.json").write_text(text[: len(text) // 2], encoding="utf-8")  # a truncated file
+        capsys.readouterr()
+        assert main(command) == 0
+        assert "results.json was damaged" in capsys.readouterr().err
+        rebuilt = read_results(run)
+        assert values(run) == expected and set(rebuilt.groups) == {"rolebench_demo"}
+        assert rebuilt.config.model == config.model and rebuilt.config.data == config.data
     (run / "results.json").write_text("{", encoding="utf-8")
-    assert evaluate(capsys, run, "--tasks", "rolebench_demo_general", "--overwrite")[0] == 0
+    assert evaluate(capsys, run, "--tasks", "rolebench_demo_general")[0] == 0
     assert values(run) == expected and stored_answers(run) == answers  # every answer came from the store
+    (run / "results.json").write_text("{", encoding="utf-8")  # and no run.json to say what the run was
+    (run / "run.json").unlink()
+    code, err = evaluate(capsys, run, "--tasks", "rolebench_demo")
+    assert code == 2 and "damaged results file" in err and "--overwrite" in err, err
+    assert evaluate(capsys, run, "--tasks", "rolebench_demo", "--overwrite")[0] == 0
+    assert values(run) == expected and stored_answers(run) == answers
 
 
 def test_an_empty_run_fails_naming_the_missing_file(rolebench_data, tmp_path, capsys):
@@ -226,3 +229,46 @@ def test_a_damaged_run_json_is_written_again_and_results_json_still_guards_the_r
     assert code == 2 and "--seed 0 there, 2 now" in err
     assert evaluate(capsys, run, "--tasks", "rolebench_demo_specific")[0] == 0
     assert json.loads((run / "run.json").read_text(encoding="utf-8"))["config"]["tasks"]
+
+
+def test_a_lost_samples_file_is_rebuilt_from_the_store_or_refused_in_one_line(tmp_path, capsys):
+    """`score` on a run whose samples file is gone: rebuilt from the generation store (no model loaded),
+    the task kept; without the answers in the store, one line naming the file, and nothing dropped."""
+    run = tmp_path / "run"
+    assert evaluate(capsys, run, "--tasks", "rolebench_demo")[0] == 0
+    expected = values(run)
+    samples = run / "samples" / "rolebench_demo_specific.jsonl"
+    samples.unlink()
+    capsys.readouterr()
+    assert main(["score", str(run)]) == 0
+    err = capsys.readouterr().err
+    assert "rebuilt samples/rolebench_demo_specific.jsonl" in err and samples.is_file()
+    assert values(run) == expected
+    samples.write_text(samples.read_text(encoding="utf-8")[:-40], encoding="utf-8")  # a damaged file
+    assert main(["score", str(run)]) == 0 and values(run) == expected
+    samples.unlink()
+    (run / "generations.sqlite").unlink()
+    before = (run / "results.json").read_bytes()
+    for command in (["score", str(run)], ["report", str(run)]):
+        capsys.readouterr()
+        assert main(command) == 2
+        err = capsys.readouterr().err.strip()
+        assert "samples/rolebench_demo_specific.jsonl is missing or damaged and cannot be rebuilt" in err
+        assert "answers are not in the store" in err and len(err.splitlines()) == 1
+        assert (run / "results.json").read_bytes() == before  # the task is never silently dropped
+    assert evaluate(capsys, run, "--tasks", "rolebench_demo")[0] == 0 and values(run) == expected
+
+
+def test_score_of_a_run_interrupted_before_any_result_says_to_resume(tmp_path, capsys):
+    run = tmp_path / "run"
+    assert evaluate(capsys, run, "--tasks", "rolebench_demo")[0] == 0
+    for path in (run / "samples").glob("*.jsonl"):
+        path.unlink()
+    data = json.loads((run / "run.json").read_text(encoding="utf-8"))
+    (run / "run.json").write_text(json.dumps({**data, "finished": []}), encoding="utf-8")
+    (run / "results.json").unlink()
+    capsys.readouterr()
+    assert main(["score", str(run)]) == 2
+    err = capsys.readouterr().err
+    assert "interrupted before any task finished" in err and "run the same `rolebench evaluate`" in err
+    assert "shared/rolebench" not in err

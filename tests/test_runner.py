@@ -14,12 +14,10 @@ from model_adapters.baseline import BaselineAdapter
 from model_adapters.interface import Generation, GenerationConfig, Request
 from model_adapters.options import AdapterOptions
 from model_adapters.registry import BACKENDS, Backend
+from rolebench import evaluate
 from rolebench.cli.main import main
-from rolebench.data.resolve import resolve_source
 from rolebench.errors import ConfigError
-from rolebench.evaluation.options import EvalOptions
-from rolebench.evaluation.pipeline import evaluate
-from rolebench.results.io import read_results
+from rolebench.run.folder import read_results
 from rolebench.storage.records import RecordStore
 
 
@@ -71,7 +69,7 @@ def test_config_says_how_results_were_made(tmp_path):
 def test_rolegpt_row_from_data_alone(rolebench_data, tmp_path):
     """The released baseline scored against the references: every Chinese sample covered, CJK scored."""
     results = evaluate(
-        EvalOptions(
+        **dict(
             model="baseline:rolegpt",
             tasks=("rolebench_zh",),
             output=tmp_path,
@@ -118,22 +116,20 @@ def test_interrupted_run_resumes_without_generating_twice(tmp_path, monkeypatch)
     monkeypatch.setitem(
         BACKENDS, "flaky", Backend("flaky", f"{__name__}:InterruptingAdapter", "name", "flaky:rolegpt")
     )
-    options = EvalOptions(
-        model="flaky:rolegpt", tasks=("rolebench_demo_specific",), output=tmp_path, progress=False
-    )
+    options = dict(model="flaky:rolegpt", tasks=("rolebench_demo_specific",), output=tmp_path, progress=False)
     InterruptingAdapter.budget, InterruptingAdapter.asked = 4, []
     with pytest.raises(KeyboardInterrupt):
-        evaluate(options)
+        evaluate(**options)
     with RecordStore(tmp_path / "generations.sqlite", "generations") as store:
         assert len(store) == 4 + 1  # four answers and the model's info
     InterruptingAdapter.budget = None
-    resumed = evaluate(options)
+    resumed = evaluate(**options)
     assert InterruptingAdapter.asked == [9, 5]
     assert resumed.results["rolebench_demo_specific"].n_generated == 9
-    evaluate(options)  # a third run finds everything stored and loads no model
+    evaluate(**options)  # a third run finds everything stored and loads no model
     assert InterruptingAdapter.asked == [9, 5]
     fresh = evaluate(
-        EvalOptions(
+        **dict(
             model="baseline:rolegpt",
             tasks=("rolebench_demo_specific",),
             output=tmp_path / "fresh",
@@ -149,14 +145,15 @@ def test_baseline_answers_follow_the_data_not_the_store(tmp_path):
     shutil.copytree(Path(__file__).parents[1] / "rolebench/data/demo", root)
     demo = root / "rolebench-demo/role_specific/rolegpt_baseline.jsonl"
     tasks = ("rolebench_demo_specific",)
-    options = EvalOptions(model="baseline:rolegpt", tasks=tasks, output=tmp_path / "run", progress=False)
+    options = dict(model="baseline:rolegpt", tasks=tasks, output=tmp_path / "run", progress=False)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("rolebench.data.samples.DEMO_SOURCE", resolve_source(root))
-        patch.setattr("rolebench.evaluation.pipeline.DEMO_SOURCE", resolve_source(root))
-        first = evaluate(options).results["rolebench_demo_specific"].spe
+        patch.setattr("rolebench.data.source.DEMO_ROOT", root)  # the packaged demo, read from a copy
+        first = evaluate(**options).results["rolebench_demo_specific"].spe
         rows = [json.loads(line) for line in demo.read_text(encoding="utf-8").splitlines()]
         demo.write_text("".join(json.dumps({**r, "generated": ["Nothing to say."]}) + "\n" for r in rows))
-        second = evaluate(options).results["rolebench_demo_specific"].spe
+        with pytest.raises(ConfigError, match="data file .* changed"):
+            evaluate(**options)  # other data: another run
+        second = evaluate(**options, overwrite=True).results["rolebench_demo_specific"].spe
     assert first > 0.3 and second < first
 
 
@@ -166,13 +163,13 @@ def test_transport_options_do_not_invalidate_stored_generations(tmp_path, monkey
     )
     InterruptingAdapter.budget, InterruptingAdapter.asked = None, []
     base = dict(model="flaky:rolegpt", tasks=("rolebench_demo_specific",), output=tmp_path, progress=False)
-    evaluate(EvalOptions(**base, model_options={"timeout": "30"}))
-    evaluate(EvalOptions(**base, model_options={"timeout": "5", "max_retries": "2"}))
+    evaluate(**dict(**base, model_args={"timeout": "30"}))
+    evaluate(**dict(**base, model_args={"timeout": "5", "max_retries": "2"}))
     assert InterruptingAdapter.asked == [9]
-    changed = EvalOptions(**base, model_options={"timeout": "5", "dtype": "float32"})  # a real change
+    changed = dict(**base, model_args={"timeout": "5", "dtype": "float32"})  # a real change
     with pytest.raises(ConfigError, match="holds a run of flaky:rolegpt"):
-        evaluate(changed)  # another model's run is never silently replaced
-    evaluate(EvalOptions(**{**base, "overwrite": True}, model_options=changed.model_options))
+        evaluate(**changed)  # another model's run is never silently replaced
+    evaluate(**dict(**{**base, "overwrite": True}, model_args=changed["model_args"]))
     assert InterruptingAdapter.asked == [9, 9]  # new outputs
 
 
@@ -196,9 +193,7 @@ def test_score_adds_a_protocol_and_keeps_everything_else(tmp_path):
     )
     # opencompass keeps only the first of the references, so it can never beat the best-of-references F
     assert general.value("opencompass")["cus"] <= general.value("rolebench")["cus"]
-    evaluate(
-        EvalOptions(model="baseline:rolegpt", tasks=("rolebench_demo",), output=tmp_path, progress=False)
-    )
+    evaluate(**dict(model="baseline:rolegpt", tasks=("rolebench_demo",), output=tmp_path, progress=False))
     again = read_results(tmp_path)  # evaluating again keeps the added protocol and records fresh timings
     assert "opencompass" in again.config.scoring["protocols"] and again.results[
         "rolebench_demo_general"
@@ -210,7 +205,7 @@ def test_opencompass_protocol_adds_its_pooled_split_number_and_rescoring_keeps_i
     from rolebench.scoring.protocols import get_protocol
 
     evaluate(
-        EvalOptions(
+        **dict(
             model="baseline:rolegpt",
             tasks=("rolebench_zh",),
             output=tmp_path,
@@ -299,7 +294,7 @@ def _bad_data_dir(tmp_path: Path) -> Path:
         ),
         (
             ["--model", "baseline:rolegpt", "--tasks", "rolebench_demo", "--limit", "0"],
-            "--limit 0 is not allowed",
+            "--limit 0 must be at least 1",
         ),
         (["--model", "baseline:rolegpt", "--tasks", "x", "--include-path", "BADYAML"], "invalid YAML"),
         (

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from collections import Counter
 
+from rolebench import evaluate
 from rolebench.data.resolve import resolve_source
 from rolebench.data.samples import load_samples
 from rolebench.data.sampling import select, stratified_order
-from rolebench.evaluation.options import EvalOptions
-from rolebench.evaluation.pipeline import evaluate
 
 
 def test_stratified_limit_covers_every_role_in_proportion(rolebench_data):
@@ -33,7 +32,7 @@ def test_a_larger_limit_keeps_every_sample_of_a_smaller_one(rolebench_data):
 
 def test_the_sample_is_recorded(tmp_path, rolebench_data):
     results = evaluate(
-        EvalOptions(
+        **dict(
             model="baseline:rolegpt",
             tasks=("rolebench_zh_specific",),
             output=tmp_path,

@@ -21,11 +21,10 @@ from typing import Any
 import pytest
 import yaml
 
+from rolebench import evaluate
 from rolebench.cli.main import main
 from rolebench.errors import ConfigError, MissingDependency
-from rolebench.evaluation.options import EvalOptions
-from rolebench.evaluation.pipeline import evaluate
-from rolebench.results.io import read_results
+from rolebench.run.folder import read_results
 from tests.fake_openai import fake_openai  # noqa: F401 - fixture
 from tests.ray_cluster import (  # noqa: F401 - fakes, ray_cluster: fixtures
     REPO_ROOT,
@@ -130,7 +129,7 @@ def test_sweep_runs_every_job_into_ordinary_run_folders_and_a_rerun_redoes_nothi
     assert (outcome.jobs, outcome.done, outcome.failed, outcome.skipped) == (4, 4, 0, 0)
 
     direct = evaluate(
-        EvalOptions(
+        **dict(
             model="baseline:rolegpt", tasks=("rolebench_demo",), output=tmp_path / "direct", progress=False
         )
     )
@@ -241,17 +240,10 @@ def test_a_sweep_with_a_judge_judges_each_run_as_evaluate_does(tmp_path, fake_op
 
 def test_the_sweep_builds_the_evaluate_options_that_rolebench_evaluate_builds(tmp_path, monkeypatch):
     """Every `rolebench evaluate` option, set away from its default in a sweep file, reaches the run as
-    it would through `rolebench evaluate --config FILE` (both build it with `commands.evaluate.eval_options`;
-    a new evaluate option fails this test until the sweep file accepts it)."""
-    from dataclasses import replace
-
-    from rolebench.commands._sweep_file import (
-        evaluate_arguments,
-        evaluate_parser,
-        merged_model_args,
-        model_entry,
-    )
-    from rolebench.commands.evaluate import eval_options
+    it would through `rolebench evaluate --config FILE` (both read it into the same records with
+    `rolebench.api.split_options`; a new evaluate option fails this test until it is added here)."""
+    from rolebench.api import EVALUATE_OPTIONS
+    from rolebench.commands._sweep_file import load_sweep
 
     prices = tmp_path / "prices.yaml"
     prices.write_text("gpt-4o: {input: 2.5, output: 10}\n")
@@ -284,34 +276,27 @@ def test_the_sweep_builds_the_evaluate_options_that_rolebench_evaluate_builds(tm
         "include_path": [str(tmp_path / "tasks")],
         "overwrite": True,
     }
-    not_passed = {"model", "output", "config_file", "config_parser", "no_progress", "models", "run", "help"}
-    dests = {a.dest for a in evaluate_parser(tmp_path / "x.yaml")._actions}
-    assert dests - not_passed == set(values), (
-        "a new evaluate option: pass it on in rolebench.commands._sweep_file"
-    )
+    every = {name for model in EVALUATE_OPTIONS for name in model.model_fields}
+    assert every - {"model", "output", "progress"} == set(values), "a new evaluate option: add it here"
     config = tmp_path / "evaluate.yaml"
     config.write_text(yaml.safe_dump(values))
     spec = "openai:some-model"
+    built: list[tuple[Any, ...]] = []
 
-    built: list[EvalOptions] = []
-
-    def capture(options: EvalOptions) -> None:
-        built.append(options)
+    def capture(*args: Any) -> None:
+        built.append(args)
         raise KeyboardInterrupt  # stop `rolebench evaluate` right there
 
-    monkeypatch.setattr("rolebench.evaluation.pipeline.evaluate", capture)
-    assert (
-        main(["evaluate", "--config", str(config), "--model", spec, "--output", str(tmp_path / "run")]) == 130
-    )
-    direct = built[0]
-
+    monkeypatch.setattr("rolebench.api.evaluate_definition", capture)
+    run_dir = tmp_path / "run"
+    assert main(["evaluate", "--config", str(config), "--model", spec, "--output", str(run_dir)]) == 130
+    definition, execution, judge, settings, _ = built[0]
     sweep = tmp_path / "sweep.yaml"
-    sweep.write_text(yaml.safe_dump({"models": [spec], **values}))
-    args = evaluate_arguments(sweep)
-    swept = eval_options(
-        args, model=spec, model_args=merged_model_args(args, model_entry(spec, "x")), output=tmp_path / "run"
-    )
-    assert replace(swept, progress=True) == direct
+    sweep.write_text(yaml.safe_dump({"models": [{"spec": spec, "name": "run"}], **values}))
+    [swept] = load_sweep(sweep, tmp_path).runs
+    assert swept.definition == definition
+    assert swept.execution.model_copy(update={"progress": True}) == execution
+    assert (swept.judge, swept.judge_settings.model_copy(update={"progress": True})) == (judge, settings)
 
 
 @pytest.mark.usefixtures("ray_cluster", "fakes")

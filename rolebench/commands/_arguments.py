@@ -1,16 +1,18 @@
-"""Arguments several commands share: the data source, backend options (`--model-args`), the parser type,
-and how every `--help` is laid out (a description, and each option's default)."""
+"""Arguments several commands share: flags made from the settings records (`add_settings`), config files,
+the parser type, and how every `--help` is laid out (a description, and each option's default)."""
 
 from __future__ import annotations
 
 import argparse
-import difflib
 from pathlib import Path
-from typing import Any, TypeAlias
+from types import UnionType
+from typing import Annotated, Any, Literal, TypeAlias, Union, get_args, get_origin
 
 import yaml
+from pydantic import BaseModel
 
 from rolebench.errors import ConfigError
+from rolebench.run.definition import GROUP, SPLIT_LIST
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
@@ -34,7 +36,13 @@ class HelpFormatter(argparse.HelpFormatter):
 def shows_default(action: argparse.Action) -> bool:
     """Whether an option has a default worth printing (not None, off, empty or hidden)."""
     default = action.default
-    if isinstance(action, argparse._StoreTrueAction | argparse._HelpAction | argparse._VersionAction):
+    if isinstance(
+        action,
+        argparse._StoreTrueAction
+        | argparse._StoreFalseAction
+        | argparse._HelpAction
+        | argparse._VersionAction,
+    ):
         return False
     return default not in (None, "", argparse.SUPPRESS) and default != []
 
@@ -45,36 +53,6 @@ class Parser(argparse.ArgumentParser):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", HelpFormatter)
         super().__init__(*args, **kwargs)
-
-
-def add_data_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--data-dir",
-        help="local RoleBench folder in the Hub layout, a `rolebench data build` folder, or "
-        "hf://ORG/NAME@VERSION (default: $ROLEBENCH_DATA, else the upstream Hub repo at a pinned revision)",
-    )
-    p.add_argument("--revision", help="Hub revision of ZenMoore/RoleBench (default: the pinned one)")
-
-
-def parse_model_args(text: str) -> dict[str, Any]:
-    """`key=value,key=value` into a dict (values kept as strings; adapters convert)."""
-    options: dict[str, Any] = {}
-    for item in filter(None, (part.strip() for part in text.split(","))):
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise ConfigError(
-                f"bad model argument {item!r}", where="--model-args", fix="write key=value,key=value"
-            )
-        options[key.strip()] = value.strip()
-    return options
-
-
-def model_options(args: argparse.Namespace) -> dict[str, Any]:
-    """Backend options from `--model-args`, with `--base-url` as `base_url`."""
-    options = parse_model_args(args.model_args)
-    if args.base_url:
-        options["base_url"] = args.base_url
-    return options
 
 
 def add_config_argument(p: argparse.ArgumentParser) -> None:
@@ -105,37 +83,80 @@ def read_yaml_mapping(path: Path, what: str, shape: str) -> dict[str, Any]:
 
 
 def config_defaults(path: Path, parser: argparse.ArgumentParser) -> dict[str, Any]:
-    """The defaults a config file gives `parser`'s options (strings, so argparse converts and checks them)."""
+    """The defaults a config file gives `parser`'s options: its keys are the options' names (`max_new_tokens`
+    or `max-new-tokens`), its values typed (YAML), checked by the command's own settings records (the
+    `config_check` its parser carries) before anything runs; flags on the command line win."""
     data = read_yaml_mapping(path, "config file", "a YAML mapping of option names to values")
-    actions = {a.dest: a for a in parser._actions if a.dest not in ("help", "config_file", "config_parser")}
-    defaults: dict[str, Any] = {}
-    for key, value in data.items():
-        dest = str(key).strip().lstrip("-").replace("-", "_")
-        action = actions.get(dest)
-        if action is None:
-            close = difflib.get_close_matches(dest, list(actions), n=1)
-            hint = f"did you mean {close[0]!r}? " if close else ""
-            known = ", ".join(sorted(actions))
-            raise ConfigError(f"unknown option {key!r}", where=str(path), fix=f"{hint}use one of: {known}")
-        defaults[dest] = _flag_value(action, value, str(path))
-    return defaults
+    named = {str(key).strip().lstrip("-").replace("-", "_"): value for key, value in data.items()}
+    check = parser.get_default("config_check")
+    return dict(check(named, str(path))) if check is not None else named
 
 
-def _flag_value(action: argparse.Action, value: Any, where: str) -> Any:
-    if isinstance(action, argparse._StoreTrueAction | argparse._StoreFalseAction):
-        if not isinstance(value, bool):
-            raise ConfigError(f"option {action.dest} must be true or false, not {value!r}", where=where)
-        return value
-    if isinstance(action, argparse._AppendAction):
-        items = value if isinstance(value, list) else [value]
-        convert = action.type if callable(action.type) else str
-        return [convert(str(item)) for item in items]
-    if isinstance(value, dict):  # model_args: {dtype: bfloat16} -> "dtype=bfloat16"
-        return ",".join(f"{k}={v}" for k, v in value.items())
-    if isinstance(value, list):  # tasks: [a, b] -> "a,b"
-        return ",".join(str(item) for item in value)
-    if isinstance(value, bool) or value is None:
-        raise ConfigError(
-            f"option {action.dest} has no value the command line could give ({value!r})", where=where
-        )
-    return str(value)
+def _base_type(annotation: Any) -> Any:
+    """The type a flag converts to (`int` of `int | None`, a Literal's values, ...)."""
+    if get_origin(annotation) is Literal:
+        return annotation
+    if get_origin(annotation) is Annotated:
+        return _base_type(get_args(annotation)[0])
+    args = [a for a in get_args(annotation) if a is not type(None)]
+    if args and get_origin(annotation) in (Union, UnionType):
+        return _base_type(args[0])
+    return annotation
+
+
+def add_settings(
+    p: argparse.ArgumentParser,
+    *models: type[BaseModel],
+    exclude: tuple[str, ...] = (),
+    section: str | None = None,
+) -> None:
+    """One flag per field of each settings record (`--max-new-tokens` for `max_new_tokens`), with its
+    help text, section (`section`: one for all), default and type from the record: the record is the one
+    list of the settings."""
+    sections: dict[str, Any] = {"": p}
+    for model in models:
+        for name, field in model.model_fields.items():
+            if name in exclude:
+                continue
+            extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+            group = str(extra.get(GROUP) or "") if section is None else section
+            target = sections.get(group) or sections.setdefault(group, p.add_argument_group(group))
+            flag = "--" + name.replace("_", "-")
+            default = None if field.is_required() else field.default
+            text = field.description or ""
+            kind = _base_type(field.annotation)
+            if kind is bool:
+                if default:
+                    target.add_argument(
+                        f"--no-{name.replace('_', '-')}",
+                        dest=name,
+                        action="store_false",
+                        help=f"do not {text}",
+                    )
+                else:
+                    target.add_argument(flag, dest=name, action="store_true", help=text)
+                continue
+            kwargs: dict[str, Any] = {"dest": name, "help": text, "default": default}
+            if extra.get("metavar"):
+                kwargs["metavar"] = extra["metavar"]
+            if get_origin(kind) is Literal:
+                kwargs["choices"] = list(get_args(kind))
+            elif get_origin(kind) is tuple and not extra.get(SPLIT_LIST):
+                kwargs.update(action="append", default=None)  # repeatable (e.g. --include-path)
+            elif kind in (int, float, Path):
+                kwargs["type"] = kind
+            if isinstance(default, dict | tuple):  # key=value or list flags: empty by default
+                kwargs["default"] = None
+            target.add_argument(flag, **kwargs)
+
+
+def settings_of(args: argparse.Namespace, *models: type[BaseModel]) -> dict[str, Any]:
+    """The values of every field of `models` the parsed arguments hold (None for a field never given and
+    without a default is left out, so the record's own default or requirement applies)."""
+    values = vars(args)
+    found = {}
+    for model in models:
+        for name in model.model_fields:
+            if name in values and values[name] is not None:
+                found[name] = values[name]
+    return found

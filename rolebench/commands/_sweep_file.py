@@ -3,27 +3,18 @@
 
 from __future__ import annotations
 
-import argparse
 import difflib
 import re
-from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, cast
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from rolebench.commands import evaluate
-from rolebench.commands._arguments import (
-    Subparsers,
-    config_defaults,
-    model_options,
-    parse_model_args,
-    read_yaml_mapping,
-)
+from rolebench.commands._arguments import read_yaml_mapping
 from rolebench.errors import ConfigError, RoleBenchError
 
 if TYPE_CHECKING:
-    from rolebench.sweep.plan import JudgeStep, ModelRun, SweepPlan
+    from rolebench.sweep.plan import ModelRun, SweepPlan
 
 RESERVED_NAMES = ("leaderboard", "sweep.json")
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
@@ -39,28 +30,6 @@ class ModelEntry(BaseModel):
     num_cpus: float = Field(1, ge=0)
     num_gpus: float = Field(0, ge=0)
     resources: dict[str, float] = {}
-
-
-class _FileParser(argparse.ArgumentParser):
-    """`rolebench evaluate`'s parser reading a sweep file: a bad value is one ConfigError naming the file."""
-
-    where = ""
-
-    def error(self, message: str) -> NoReturn:
-        raise ConfigError(message, where=self.where)
-
-
-def evaluate_parser(file: Path) -> argparse.ArgumentParser:
-    """A fresh copy of `rolebench evaluate`'s parser, plus `models` (read here, not by argparse)."""
-    root = _FileParser(prog="rolebench")
-    subparsers = root.add_subparsers(parser_class=_FileParser)
-    evaluate.add_parser(cast(Subparsers, subparsers))
-    parser = subparsers.choices["evaluate"]
-    parser.add_argument("--models", help=argparse.SUPPRESS)
-    for p in (root, parser):
-        if isinstance(p, _FileParser):
-            p.where = str(file)
-    return parser
 
 
 def read_sweep_file(file: Path) -> dict[str, Any]:
@@ -89,51 +58,51 @@ def model_entry(raw: Any, where: str) -> ModelEntry:
         ) from None
 
 
-def evaluate_arguments(file: Path) -> argparse.Namespace:
-    """The file's evaluate options as `rolebench evaluate --config FILE` would read them."""
-    parser = evaluate_parser(file)
-    defaults = config_defaults(file, parser)
+def evaluate_options(data: dict[str, Any], file: Path) -> dict[str, Any]:
+    """The file's `rolebench evaluate` options (every key but `models:`), by flag name in snake_case,
+    with local paths made absolute (a job's worker may run in another folder, or on another node)."""
+    options = {str(k).strip().lstrip("-").replace("-", "_"): v for k, v in data.items() if k != "models"}
     for key, fix in (
         ("model", "list them under `models:`"),
         ("output", "give --output DIR to `rolebench sweep`"),
     ):
-        if key in defaults:
+        if key in options:
             raise ConfigError(f"a sweep file has no `{key}:`", where=str(file), fix=fix)
-    if not defaults.get("tasks"):
+    if not options.get("tasks"):
         raise ConfigError("no tasks", where=str(file), fix="name tasks or groups under `tasks:`")
-    parser.set_defaults(**defaults)
-    return absolute_paths(parser.parse_args([]))
-
-
-def absolute_paths(args: argparse.Namespace) -> argparse.Namespace:
-    """Local paths made absolute: a job's worker may run in another folder (or on another node)."""
-    data_dir = args.data_dir
-    if data_dir and "://" not in data_dir and Path(data_dir).expanduser().exists():
-        args.data_dir = str(Path(data_dir).expanduser().resolve())
-    args.include_path = [Path(p).expanduser().resolve() for p in args.include_path]
-    if args.price_table is not None:
-        args.price_table = Path(args.price_table).expanduser().resolve()
-    return args
-
-
-def _option_text(value: Any) -> str:
-    """A model_args value as the command line would give it (so runs match `rolebench evaluate` runs)."""
-    if value is None:
-        return "none"
-    return str(value).lower() if isinstance(value, bool) else str(value)
-
-
-def merged_model_args(args: argparse.Namespace, entry: ModelEntry) -> dict[str, Any]:
-    options = model_options(args)
-    if isinstance(entry.model_args, str):
-        options.update(parse_model_args(entry.model_args))
-    elif entry.model_args:
-        options.update({str(k): _option_text(v) for k, v in entry.model_args.items()})
+    data_dir = options.get("data_dir")
+    if isinstance(data_dir, str) and "://" not in data_dir and Path(data_dir).expanduser().exists():
+        options["data_dir"] = str(Path(data_dir).expanduser().resolve())
+    paths = options.get("include_path")
+    if paths:
+        listed = paths if isinstance(paths, list) else [paths]
+        options["include_path"] = [str(Path(str(p)).expanduser().resolve()) for p in listed]
+    if options.get("price_table"):
+        options["price_table"] = str(Path(str(options["price_table"])).expanduser().resolve())
     return options
 
 
-def run_name(entry: ModelEntry, where: str) -> str:
-    name = entry.name or evaluate.default_output(entry.spec).name
+def merged_model_args(options: dict[str, Any], entry: ModelEntry) -> dict[str, str]:
+    """The file's `model_args` with the model's own over them."""
+    from rolebench.run.definition import key_values
+
+    merged = key_values(options.get("model_args") or {}, where="model_args")
+    if entry.model_args:
+        merged.update(key_values(entry.model_args, where="model_args"))
+    return merged
+
+
+def run_name(entry: ModelEntry, where: str, options: dict[str, Any]) -> str:
+    """The model's run folder: its `name:`, else from its spec (and a few-shot method: one folder per
+    method, as `rolebench evaluate` names them)."""
+    from rolebench.prompts.elicitation import Elicitation
+    from rolebench.run.definition import default_output
+
+    try:
+        method = Elicitation.parse(options.get("elicitation"), options.get("shots"))
+    except (ConfigError, TypeError):
+        method = None  # a bad method is refused, naming it, when the options are read
+    name = entry.name or default_output(entry.spec, method).name
     if not _SAFE_NAME.match(name) or ".." in name or name in RESERVED_NAMES:
         raise ConfigError(
             f"run folder name {name!r} is not allowed",
@@ -149,17 +118,12 @@ def load_sweep(file: Path, output: Path) -> SweepPlan:
     from rolebench.sweep.plan import SweepPlan
 
     data = read_sweep_file(file)
-    args = evaluate_arguments(file)
+    options = evaluate_options(data, file)
     output = Path(output).expanduser().resolve()
-    tasks = task_names(args, file)
-    try:
-        judge = judge_step(args)
-    except ConfigError as exc:
-        raise in_file(exc, f"{file}: judge") from None
     runs = []
     for i, raw in enumerate(data["models"]):
         where = f"{file}: models[{i}]"
-        runs.append(model_run(args, model_entry(raw, where), output, where, tasks, judge))
+        runs.append(model_run(options, model_entry(raw, where), output, where, file))
     names = [run.name for run in runs]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
@@ -171,71 +135,54 @@ def load_sweep(file: Path, output: Path) -> SweepPlan:
     return SweepPlan(file=Path(file), runs=tuple(runs), totals=task_totals(runs[0]))
 
 
-def task_names(args: argparse.Namespace, file: Path) -> tuple[str, ...]:
-    """The file's tasks, groups expanded (each one is a job of every model)."""
-    from rolebench.tasks.catalogue import resolve
-
-    names = [t.strip() for t in args.tasks.split(",") if t.strip()]
-    try:
-        specs, _ = resolve(names, tuple(args.include_path))
-    except ConfigError as exc:
-        raise in_file(exc, f"{file}: tasks") from None
-    return tuple(spec.name for spec in specs)
-
-
 def in_file(exc: RoleBenchError, where: str) -> ConfigError:
     """The same line, placed in the sweep file (`where`), keeping the option it names."""
     inner = exc.where if exc.where and exc.where not in ("--model", "--tasks") else None
     return ConfigError(exc.what, where=f"{where}, {inner}" if inner else where, fix=exc.fix)
 
 
-def judge_step(args: argparse.Namespace) -> JudgeStep | None:
-    """`judge:` of the sweep file, checked now (spec, options, judge file, price table)."""
-    if not args.judge:
-        return None
-    from rolebench.judge.run import prepare_judge
-    from rolebench.sweep.plan import JudgeStep
-
-    settings = replace(evaluate.judge_settings(args, args.judge_base_url), progress=False)
-    prepare_judge(args.judge, settings)
-    return JudgeStep(args.judge, settings)
-
-
-def model_run(
-    args: argparse.Namespace,
-    entry: ModelEntry,
-    output: Path,
-    where: str,
-    tasks: tuple[str, ...],
-    judge: JudgeStep | None,
-) -> ModelRun:
+def model_run(options: dict[str, Any], entry: ModelEntry, output: Path, where: str, file: Path) -> ModelRun:
     """One model's checked evaluate run (its spec, options and the file's options)."""
-    from model_adapters import adapter_class, model_identity
+    from model_adapters import adapter_class
+    from rolebench.api import split_options
+    from rolebench.judging.run import prepare_judge
     from rolebench.sweep.plan import ModelRun
+    from rolebench.tasks.catalogue import resolve
 
-    name = run_name(entry, where)
+    name = run_name(entry, where, options)
+    values = {**options, "model": entry.spec, "model_args": merged_model_args(options, entry)}
+    values.update(output=output / name, progress=False)
+    definition, execution, judging = split_options(values, str(file), flag_style=True)
     try:
-        options = evaluate.eval_options(
-            args,
-            model=entry.spec,
-            model_args=merged_model_args(args, entry),
-            output=output / name,
-            progress=False,
-        )
-        identity = model_identity(options.model, options.model_options)
-        validated = adapter_class(options.model).Options.parse(options.model_options, entry.spec)
+        definition = definition.checked()
+        identity_options = definition.adapter_options(execution.base_url)
+        definition.model_identity(execution.base_url)
+        validated = adapter_class(definition.model).Options.parse(identity_options, entry.spec)
+        specs, _ = resolve(list(definition.tasks), tuple(Path(p) for p in definition.include_path))
     except RoleBenchError as exc:
         raise in_file(exc, where) from None
+    settings = judging.settings(definition, execution) if judging.judge else None
+    if judging.judge and settings is not None:
+        try:
+            prepare_judge(judging.judge, settings)
+        except ConfigError as exc:
+            raise in_file(exc, f"{file}: judge") from None
     resources: dict[str, Any] = {"num_cpus": _number(entry.num_cpus), "num_gpus": _number(entry.num_gpus)}
     if entry.resources:
         resources["resources"] = dict(entry.resources)
     data_parallel = int(getattr(validated, "data_parallel", 1))
+    facts = {
+        s.name: {**s.describe(), "max_new_tokens": definition.max_new_tokens or s.max_new_tokens}
+        for s in specs
+    }
     return ModelRun(
         name=name,
-        options=options,
-        identity=identity,
-        tasks=tasks,
-        judge=judge,
+        definition=definition,
+        execution=execution,
+        tasks=tuple(spec.name for spec in specs),
+        task_facts=facts,
+        judge=judging.judge,
+        judge_settings=settings,
         resources=resources if data_parallel == 1 else {"num_cpus": 0},  # the replicas hold the resources
         replica_resources=None if data_parallel == 1 else resources,
     )
@@ -247,11 +194,7 @@ def _number(value: float) -> float | int:
 
 def task_totals(run: ModelRun) -> dict[str, int]:
     """The samples of each task (the same for every model): the data is read and checked here."""
-    from rolebench.data.resolve import resolve_source
-    from rolebench.evaluation.plan import plan_tasks
-    from rolebench.tasks.catalogue import resolve
+    from rolebench.evaluation.pipeline import resolve_run
 
-    options = run.options
-    specs, _ = resolve(list(options.tasks), options.include_paths)
-    plans = plan_tasks(options, specs, resolve_source(options.data_dir, revision=options.revision))
+    plans = resolve_run(run.definition, run.execution).plans
     return {plan.spec.name: len(plan.samples) for plan in plans}

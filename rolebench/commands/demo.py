@@ -74,22 +74,23 @@ def same_job(data_dir: str | None, tasks: tuple[str, ...], args: argparse.Namesp
 
 def run(args: argparse.Namespace) -> int:
     from model_adapters.network import offline
-    from rolebench.commands.evaluate import exit_code, options_from_argv
-    from rolebench.evaluation.pipeline import evaluate
+    from rolebench.api import evaluate
+    from rolebench.commands._outcome import exit_code
+    from rolebench.commands.evaluate import options_from_argv
     from rolebench.report.summary import summary_text
-    from rolebench.results.io import read_samples
+    from rolebench.run.folder import RunFolder
 
     data_dir, said = find_data(args.data_dir)
     packaged = data_dir is None and offline()
     tasks = DEMO_TASKS if packaged else TASKS
     argv = same_job(data_dir, tasks, args)
-    options = options_from_argv(argv, progress=not args.no_progress)
+    options = {**options_from_argv(argv), "progress": not args.no_progress}
     print(f"rolebench demo: {said}; model {MODEL}; tasks {', '.join(tasks)}; --limit {args.limit}")
-    results = evaluate(options)
+    results = evaluate(options.pop("model"), options.pop("tasks"), **options)
     print(summary_text(results))
     shown = 0
     for task in results.results:
-        for record in read_samples(args.output, task)[: max(0, args.examples - shown)]:
+        for record in RunFolder(args.output).read_samples(task)[: max(0, args.examples - shown)]:
             score = ", ".join(f"{k.upper()} {v:.2f}" for k, v in record.scores.items() if v is not None)
             answer = (record.output or "").strip()
             print(f"\n[{task}] {record.role}: {record.question.strip()}\n> {answer}\n({score})")

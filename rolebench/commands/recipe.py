@@ -189,10 +189,10 @@ def cache_path(args: argparse.Namespace) -> Path:
 
 def generator_settings(args: argparse.Namespace) -> GeneratorSettings:
     from model_adapters import GenerationConfig
-    from rolebench.commands._arguments import model_options
     from rolebench.recipes.generation import GeneratorSettings
+    from rolebench.run.definition import key_values
 
-    options = model_options(args)
+    options = {**key_values(args.model_args), **({"base_url": args.base_url} if args.base_url else {})}
     config = GenerationConfig(
         max_new_tokens=args.max_new_tokens,
         temperature=args.temperature,

@@ -23,12 +23,15 @@ def add_parser(subparsers: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rolebench.commands._runs import open_run
+    from rolebench.evaluation.pipeline import refresh_results
     from rolebench.report.page import write_report
+    from rolebench.run.folder import RunFolder
 
     if args.worst < 0:
         raise ConfigError("--worst must be 0 or more", where="--worst")
-    with open_run(args.run_dir):
+    folder = RunFolder(args.run_dir)
+    with folder.lock():
+        refresh_results(folder)
         written = write_report(args.run_dir, args.out, args.worst)
     print(f"wrote {written}")
     return 0

@@ -1,4 +1,5 @@
-"""`rolebench score`: add a ROUGE-L protocol's numbers to a saved run, without a model."""
+"""`rolebench score`: score a saved run again (adding a ROUGE-L protocol's numbers), without a model; a thin
+layer over `rolebench.score` (rolebench/api.py)."""
 
 from __future__ import annotations
 
@@ -12,22 +13,20 @@ def add_parser(subparsers: Subparsers) -> None:
     p = subparsers.add_parser(
         "score",
         help="score saved generations under another protocol (no model needed)",
-        description="Score DIR/samples/*.jsonl under a ROUGE-L protocol and add its numbers to "
-        "DIR/results.json. The run's headline numbers, its other protocols, timings and judge fields "
-        "are kept. A damaged results.json is rebuilt first, from run.json, the samples files and the "
-        "generation store.",
+        description="Score DIR/samples/*.jsonl again and write DIR/results.json, adding a ROUGE-L protocol's "
+        "numbers with --protocol. The run's other protocols and its judgments are kept. A damaged "
+        "results.json is rebuilt, and a missing or damaged samples file is rebuilt from the generation "
+        "store.",
     )
     p.add_argument("run_dir", type=Path, help="a run folder written by `rolebench evaluate`")
-    p.add_argument("--protocol", default="rolellm", help="rolellm (default), rolebench or opencompass")
+    p.add_argument("--protocol", help="add this protocol: rolellm, rolebench or opencompass")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from rolebench.commands._runs import open_run
-    from rolebench.evaluation.rescore import rescore
+    from rolebench.api import score
     from rolebench.report.summary import summary_text
 
-    with open_run(args.run_dir, rebuild_damaged=True):
-        results = rescore(args.run_dir, args.protocol)
+    results = score(args.run_dir, args.protocol)
     print(summary_text(results))
     return 0

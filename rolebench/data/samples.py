@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rolebench.data.source import DataSource
-from rolebench.data.splits import DEMO_ROOT, SplitDef, get_split
+from rolebench.data.splits import SplitDef, get_split
 from rolebench.errors import DataError
 from rolebench.storage.jsonl import read_json, read_jsonl
 
@@ -75,12 +75,9 @@ def as_references(value: Any, where: str) -> tuple[str, ...]:
     raise DataError("`generated` must be a string or a list of strings", where=where)
 
 
-DEMO_SOURCE = DataSource("local", str(DEMO_ROOT))
-
-
 def source_for(split: SplitDef, source: DataSource) -> DataSource:
     """The packaged demo reads its own folder; every other split reads the chosen source."""
-    return DEMO_SOURCE if split.builtin else source
+    return source.demo() if split.builtin else source
 
 
 def load_descriptions(split: SplitDef, source: DataSource) -> dict[str, str]:

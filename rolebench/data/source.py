@@ -14,6 +14,7 @@ from typing import Any
 
 from model_adapters.files import file_sha256
 from model_adapters.network import offline
+from rolebench.data.splits import DEMO_ROOT
 from rolebench.errors import DataError, MissingDependency
 
 UPSTREAM_REPO = "ZenMoore/RoleBench"
@@ -32,6 +33,14 @@ class DataSource:
     revision: str | None = None
     files: dict[str, str] = field(default_factory=dict)  # relpath -> sha256 of every file read
     chosen_by: str | None = None  # "--data-dir" or "$ROLEBENCH_DATA": how a command was told (remedies)
+    _demo: DataSource | None = field(default=None, repr=False, compare=False)
+
+    def demo(self) -> DataSource:
+        """The packaged demo's own folder, read alongside this source by the demo tasks (one per source,
+        so the files it records are those of this run only)."""
+        if self._demo is None:
+            self._demo = DataSource("local", str(DEMO_ROOT))
+        return self._demo
 
     def require(self, relpath: str, purpose: str = "") -> Path:
         """Local path of a dataset file that must exist (a DataError saying how to get it otherwise)."""

@@ -1,108 +1,90 @@
-"""`rolebench evaluate` as a pipeline of named steps: plan -> generate -> score -> aggregate -> write."""
+"""`rolebench evaluate` as a pipeline of named steps: resolve -> claim -> generate -> score -> derive.
+
+`evaluate_run` takes the run definition (what to compute) and the execution (how, where) and writes the
+run folder: run.json first (the record), each answer into the generation store as it arrives, the scored
+samples files, then results.json derived from all of it (`rolebench.evaluation.derive`).
+`restore_samples` rebuilds a finished task's missing or damaged samples file from the generation store
+(no model is loaded), for every command that reads a run.
+"""
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from model_adapters import ModelSpec, model_identity
+from model_adapters import ModelAdapter
 from rolebench.cached_model import CachedModel
 from rolebench.data.resolve import resolve_source
-from rolebench.data.samples import BASELINE_JOIN, DEMO_SOURCE
 from rolebench.data.source import DataSource
-from rolebench.evaluation.assemble import assemble, with_model_info
-from rolebench.evaluation.folder import claim, merged_config
-from rolebench.evaluation.generate import GENERATIONS_FILE, GENERATIONS_TABLE, check_answered, generate_task
-from rolebench.evaluation.options import EvalOptions
+from rolebench.errors import DataError
+from rolebench.evaluation.config import (
+    held_protocols,
+    merged_config,
+    planned_config,
+    timings,
+    with_model_info,
+)
+from rolebench.evaluation.derive import write_derived
+from rolebench.evaluation.generate import check_answered, generate_task
+from rolebench.evaluation.guard import Planned, claim, data_files
 from rolebench.evaluation.plan import TaskPlan, plan_tasks
 from rolebench.evaluation.records import add_scores, sample_record
-from rolebench.results.io import write_results
-from rolebench.results.provenance import command_line, package_versions
-from rolebench.results.schema import RunConfig, RunResults, SampleRecord
-from rolebench.scoring.protocols import ScoringProtocol, get_protocol, protocols_for
+from rolebench.judging.sets import adopt_legacy
+from rolebench.results.provenance import now_iso
+from rolebench.results.schema import RunResults, SampleRecord
+from rolebench.run.definition import Execution, RunDefinition, default_output
+from rolebench.run.folder import RunFolder
+from rolebench.run.record import RunRecord
+from rolebench.scoring.protocols import ScoringProtocol
 from rolebench.storage.records import RecordStore
-from rolebench.storage.run_folder import locked_run
 from rolebench.tasks.catalogue import resolve
 from rolebench.tasks.spec import GroupSpec, TaskSpec
 
 
-def scoring_config(protocols: Sequence[ScoringProtocol]) -> dict[str, Any]:
-    """`config.scoring`: the headline protocol (the first) and the description of every protocol held."""
-    return {**protocols[0].describe(), "protocols": {p.name: p.describe() for p in protocols}}
+@dataclass
+class ModelHandle:
+    """The model a run asks: a spec loaded when an answer is missing, or an adapter given in memory."""
+
+    spec: str
+    options: dict[str, Any] = field(default_factory=dict)
+    identity: dict[str, Any] = field(default_factory=dict)
+    adapter: ModelAdapter | None = None
+
+    def cached(self, store: RecordStore) -> CachedModel:
+        if self.adapter is None:
+            return CachedModel(self.spec, self.options, store)
+        return CachedModel.given(self.adapter, self.identity, store)
 
 
-def build_config(
-    options: EvalOptions,
-    identity: dict[str, Any],
-    source: DataSource,
-    specs: Sequence[TaskSpec],
-    plans: Sequence[TaskPlan],
-    protocols: Sequence[ScoringProtocol],
-) -> RunConfig:
-    """How a run's numbers are made, as known before generating (`with_model_info` adds the model's)."""
-    generation = plans[0].config.as_dict() if plans else options.generation.as_dict()
-    return RunConfig(
-        model={
-            "spec": options.model,
-            "scheme": ModelSpec.parse(options.model).scheme,
-            "options": {k: str(v) for k, v in options.model_options.items()},
-            "identity": identity,
-        },
-        data={**data_provenance(source, specs), "baseline_join": BASELINE_JOIN},
-        tasks={p.spec.name: {**p.spec.describe(), "generation": p.config.decoding_key()} for p in plans},
-        prompt={"template_hash": options.elicitation.template_hash()},
-        elicitation=elicitation_config(options, plans),
-        scoring=scoring_config(protocols),
-        generation=generation,
-        limit=options.limit,
-        sampling=None
-        if options.limit is None
-        else {
-            "limit": options.limit,
-            "mode": options.limit_mode,
-            "seed": options.limit_seed,
-            "rule": "stratified over roles (Sainte-Lague turns, seeded order inside a role); a larger limit "
-            "keeps every sample of a smaller one"
-            if options.limit_mode == "stratified"
-            else "the first N rows",
-        },
-        bootstrap=options.bootstrap.describe(),
-        packages=package_versions(),
-        command=command_line(),
+@dataclass
+class Resolved:
+    """A definition resolved: its tasks and groups, the data source, one plan per task, the model."""
+
+    definition: RunDefinition
+    specs: list[TaskSpec]
+    groups: list[GroupSpec]
+    source: DataSource
+    plans: list[TaskPlan]
+    model: ModelHandle
+
+
+def resolve_run(
+    definition: RunDefinition, execution: Execution, model: ModelHandle | None = None
+) -> Resolved:
+    """Everything a run needs before its folder is touched: a bad task, spec, option or data file fails
+    here, in one line, before any model loads."""
+    specs, groups = resolve(list(definition.tasks), tuple(map(Path, definition.include_path)))
+    if model is None:
+        options = definition.adapter_options(execution.base_url)
+        model = ModelHandle(definition.model, options, definition.model_identity(execution.base_url))
+    source = resolve_source(definition.data_dir, revision=definition.revision)
+    return Resolved(
+        definition, specs, groups, source, plan_tasks(definition, specs, source, execution), model
     )
-
-
-def elicitation_config(options: EvalOptions, plans: Sequence[TaskPlan]) -> dict[str, Any]:
-    """`config.elicitation`: the method, its shots and retriever and, per task, the scripts read (each
-    role's file and usable pairs; roles with fewer pairs than shots gave every sample what they had)."""
-    elicitation = options.elicitation
-    block = elicitation.describe()
-    if elicitation.few_shot:
-        block["tasks"] = {
-            plan.spec.name: {
-                "scripts": plan.scripts,
-                "fewer_pairs_than_shots": {
-                    role: script["pairs"]
-                    for role, script in plan.scripts.items()
-                    if script["pairs"] < elicitation.shots
-                },
-                "shots_mean": sum(plan.shots) / len(plan.shots) if plan.shots else 0.0,
-            }
-            for plan in plans
-        }
-    return block
-
-
-def data_provenance(source: DataSource, specs: Sequence[TaskSpec]) -> dict[str, Any]:
-    """The source's provenance; the packaged demo's own under `builtin` when demo tasks ran."""
-    builtin = [s for s in specs if s.split.builtin]
-    if len(builtin) == len(specs):
-        return {**DEMO_SOURCE.describe(), "kind": "builtin-demo"}
-    described = source.describe()
-    if builtin:
-        described["builtin"] = DEMO_SOURCE.describe()
-    return described
 
 
 def scored_records(
@@ -113,70 +95,195 @@ def scored_records(
     """Every sample of the tasks run now, scored under every protocol the run holds."""
     records: dict[str, list[SampleRecord]] = {}
     for plan, generated in zip(plans, outputs, strict=True):
-        shots = plan.shots or [0] * len(plan.samples)
         unscored = [
             sample_record(s, r.messages, generated[r.id], n)
-            for s, r, n in zip(plan.samples, plan.requests, shots, strict=True)
+            for s, r, n in zip(plan.samples, plan.requests, plan.shots, strict=True)
         ]
         records[plan.spec.name] = add_scores(unscored, plan.spec.split.id, protocols, protocols[0].name)
     return records
 
 
-def evaluate(options: EvalOptions) -> RunResults:
-    """Run the whole pipeline and write DIR/results.json and DIR/samples/*.jsonl."""
-    started = time.perf_counter()
-    specs, groups = resolve(list(options.tasks), options.include_paths)
-    identity = model_identity(options.model, options.model_options)  # a bad spec or option fails here
-    get_protocol(options.protocol)
-    source = resolve_source(options.data_dir, revision=options.revision)
-    plans = plan_tasks(options, specs, source)
-    with locked_run(options.output, create=True):
-        return _run(options, identity, specs, groups, source, plans, started)
-
-
-def _run(
-    options: EvalOptions,
-    identity: dict[str, Any],
-    specs: Sequence[TaskSpec],
-    groups: Sequence[GroupSpec],
-    source: DataSource,
-    plans: Sequence[TaskPlan],
-    started: float,
-) -> RunResults:
-    """The part of `evaluate` that reads and writes the run folder (under its lock)."""
-    planned = build_config(options, identity, source, specs, plans, protocols_for(options.protocol, []))
-    members = {g.name: list(g.members) for g in groups}
-    previous = claim(options.output, options.model, identity, planned, members, options.overwrite)
-    protocols = protocols_for(options.protocol, previous.protocols)
-    with RecordStore(options.output / GENERATIONS_FILE, GENERATIONS_TABLE) as store:
-        model = CachedModel(options.model, options.model_options, store)
-        try:
-            outputs = [generate_task(plan, model, progress=options.progress) for plan in plans]
-            check_answered(options.model, plans, outputs, source)
-            model_info = model.info()
-        finally:
-            model.close()
-    generated_at = time.perf_counter()
-    for plan in plans:
-        previous.splits[plan.spec.name] = plan.spec.split.id
-        previous.limits[plan.spec.name] = plan.config.max_new_tokens
-    fresh = scored_records(plans, outputs, protocols)
-    results = assemble(
-        options.output,
-        fresh,
-        previous,
-        protocols,
-        options.bootstrap,
-        model_spec=options.model,
-        groups=members,
+def continued(before: RunRecord | None, planned: Planned) -> RunRecord:
+    """The record of the run going on: the new definition and plans over what the folder's run held."""
+    if before is None:
+        return RunRecord(planned.definition, planned.config, dict(planned.groups), now_iso())
+    tasks = tuple(dict.fromkeys([*before.definition.tasks, *planned.definition.tasks]))
+    return RunRecord(
+        planned.definition.model_copy(update={"tasks": tasks}),
+        merged_config(before.config, planned.config),
+        {**before.groups, **planned.groups},
+        before.created,
+        dict(before.finished),
     )
-    config = build_config(options, identity, source, specs, plans, protocols)
-    config = merged_config(previous.config, config, results.results)
-    results.config = with_model_info(config.model_copy(update={"judge": results.config.judge}), model_info)
-    results.config.timings = {
-        "generation_s": round(generated_at - started, 3),
-        "scoring_s": round(time.perf_counter() - generated_at, 3),
-        "total_s": round(time.perf_counter() - started, 3),
-    }
-    write_results(options.output, results)
+
+
+def drop_strays(folder: RunFolder, record: RunRecord) -> None:
+    """Remove the samples files of tasks this run does not know (left by another run), saying so."""
+    for task in folder.sample_tasks():
+        if task not in record.config.tasks:
+            folder.drop_samples(task)
+            print(
+                f"rolebench: removed samples/{task}.jsonl of {folder.path}: no task of this run (left by "
+                "another run; its answers stay in the generation store)",
+                file=sys.stderr,
+            )
+
+
+def evaluate_run(
+    definition: RunDefinition, execution: Execution, model: ModelHandle | None = None
+) -> RunResults:
+    """Run the whole pipeline into the run folder and return the results.json written."""
+    started = time.perf_counter()
+    resolved = resolve_run(definition, execution, model)
+    folder = RunFolder(execution.output or default_output(definition.model, definition.elicitation_method()))
+    with folder.lock(create=True):
+        adopt_legacy(folder)
+        planned = Planned(
+            definition,
+            planned_config(
+                definition,
+                resolved.model.identity,
+                resolved.source,
+                resolved.plans,
+                held_protocols(definition, None),
+            ),
+            {g.name: list(g.members) for g in resolved.groups},
+        )
+        before = claim(folder, planned, execution.overwrite)
+        record = continued(before, planned)
+        drop_strays(folder, record)
+        record.write(folder)
+        protocols = held_protocols(definition, record.config)
+        with folder.generation_store() as store:
+            cached = resolved.model.cached(store)
+            try:
+                outputs = [
+                    generate_task(plan, cached, progress=execution.progress) for plan in resolved.plans
+                ]
+                check_answered(definition.model, resolved.plans, outputs, resolved.source)
+                info = cached.info()
+            finally:
+                cached.close()
+        generated = time.perf_counter()
+        for task, rows in scored_records(resolved.plans, outputs, protocols).items():
+            record.wrote(task, folder.write_samples(task, rows))
+        record.config = with_model_info(record.config, info)
+        record.config.timings = timings(started, generated, time.perf_counter())
+        record.write(folder)
+        restore_samples(folder, record, execution)
+        return write_derived(folder, record)
+
+
+def recorded_source(record: RunRecord) -> DataSource:
+    """The data the run read, as its record names it (local folder, Hub revision, or packaged build)."""
+    data = record.config.data
+    if data.get("kind") == "local" and data.get("location"):
+        return resolve_source(str(data["location"]))
+    if data.get("kind") == "hub" and data.get("location"):
+        return resolve_source(repo=str(data["location"]), revision=data.get("revision"))
+    return resolve_source(record.definition.data_dir, revision=record.definition.revision)
+
+
+def restore_samples(folder: RunFolder, record: RunRecord, execution: Execution | None = None) -> list[str]:
+    """Rebuild every finished task's missing or damaged samples file from the generation store (no model
+    is loaded); one DataError line naming the file when it cannot be. The tasks rebuilt."""
+    broken = [task for task in record.finished_tasks() if not _readable(folder, task)]
+    if not broken:
+        return []
+    definition = record.definition.model_copy(update={"tasks": tuple(broken)})
+    how = execution or Execution(progress=False)
+    try:
+        source = recorded_source(record)
+        specs, _ = resolve(broken, tuple(map(Path, definition.include_path)))
+        plans = plan_tasks(definition, specs, source, how)
+    except DataError as exc:
+        raise _unrebuildable(folder, broken, f"its data cannot be read ({exc.what})") from None
+    changed = _changed_files(record, source)
+    if changed:
+        raise _unrebuildable(folder, broken, f"the data changed since the run ({', '.join(changed)})")
+    identity = record.config.model.get("identity") or definition.model_identity()
+    with folder.generation_store() as store:
+        cached = CachedModel.stored(definition.model, identity, store)  # the answers of the run's model
+        outputs = [generate_task(plan, cached, progress=False, stored_only=True) for plan in plans]
+    for plan, generated in zip(plans, outputs, strict=True):
+        missing = len(plan.requests) - len(generated)
+        if missing:
+            raise _unrebuildable(folder, [plan.spec.name], f"{missing} of its answers are not in the store")
+    for task, rows in scored_records(plans, outputs, held_protocols(definition, record.config)).items():
+        record.wrote(task, folder.write_samples(task, rows))
+        print(
+            f"rolebench: rebuilt samples/{task}.jsonl of {folder.path} from the generation store",
+            file=sys.stderr,
+        )
+    record.write(folder)
+    return broken
+
+
+def _readable(folder: RunFolder, task: str) -> bool:
+    try:
+        folder.read_samples(task)
+    except DataError:
+        return False
+    return True
+
+
+def _changed_files(record: RunRecord, source: DataSource) -> list[str]:
+    recorded = data_files(record.config)
+    return sorted(f for f, sha in source.files.items() if recorded.get(f, sha) != sha)
+
+
+def _unrebuildable(folder: RunFolder, tasks: Sequence[str], why: str) -> DataError:
+    files = ", ".join(f"samples/{t}.jsonl" for t in tasks)
+    return DataError(
+        f"{files} is missing or damaged and cannot be rebuilt from the generation store: {why}",
+        where=str(folder.path),
+        fix="run the same `rolebench evaluate` command again to answer those items again",
+    )
+
+
+def open_run(folder: RunFolder) -> RunRecord:
+    """The run a folder holds, ready for a command that reads it (call under its lock): judgments of an
+    older rolebench moved into judge folders, finished tasks' missing or damaged samples rebuilt from the
+    generation store. One DataError line when the folder holds no run."""
+    adopt_legacy(folder)
+    record = RunRecord.read(folder)
+    if record is None:
+        if folder.results_path.is_file():
+            folder.read_results()  # a damaged results.json says what is wrong with it
+        raise DataError(
+            "no run here (no run.json and no results.json)",
+            where=str(folder.path),
+            fix="pass a run folder written by `rolebench evaluate`",
+        )
+    restore_samples(folder, record)
+    return record
+
+
+def refresh_results(folder: RunFolder, *, rescore: bool = False) -> RunResults:
+    """The run's results.json derived again from its files (call under its lock), saying on stderr what a
+    damaged or out-of-date one (an interrupted write) lacked; `rescore`: score every answer again."""
+    record = open_run(folder)
+    try:
+        before: RunResults | None = folder.read_results() if folder.results_path.is_file() else None
+        damaged = None
+    except DataError as exc:
+        before, damaged = None, exc
+    results = write_derived(folder, record, rescore=rescore)
+    if damaged is not None:
+        print(
+            f"rolebench: results.json was damaged ({damaged.what}): derived again from the run's files",
+            file=sys.stderr,
+        )
+    elif before is not None:
+        stale = [
+            task
+            for task, result in results.results.items()
+            if task not in before.results or before.results[task].samples_sha256 != result.samples_sha256
+        ]
+        if stale:
+            print(
+                f"rolebench: results.json did not match the samples of {', '.join(stale)} (an interrupted "
+                "write): derived again from the run's files",
+                file=sys.stderr,
+            )
     return results

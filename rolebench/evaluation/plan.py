@@ -2,13 +2,14 @@
 
 Under a few-shot elicitation each question's demonstrations are retrieved here, from the role's own
 script (`rolebench.data.scripts.ScriptLibrary`: one index per role, built once), before any model is
-loaded, so a missing or broken script file stops the run at once.
+loaded, so a missing or broken script file stops the run at once. Requests come from the one request
+builder, `rolebench.prompts.elicitation.sample_request`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from model_adapters import GenerationConfig, Request
@@ -16,8 +17,8 @@ from rolebench.data.samples import Sample, load_samples
 from rolebench.data.sampling import select
 from rolebench.data.scripts import ScriptLibrary
 from rolebench.data.source import DataSource
-from rolebench.evaluation.options import EvalOptions
-from rolebench.prompts.elicitation import Elicitation
+from rolebench.prompts.elicitation import Elicitation, sample_request
+from rolebench.run.definition import Execution, RunDefinition
 from rolebench.tasks.spec import TaskSpec
 
 
@@ -32,37 +33,34 @@ class TaskPlan:
     scripts: dict[str, dict[str, Any]] = field(default_factory=dict)  # role -> script file, usable pairs
 
 
-def plan_tasks(options: EvalOptions, specs: Sequence[TaskSpec], source: DataSource) -> list[TaskPlan]:
-    """Load each task's samples and build one chat request per sample."""
+def task_cap(definition: RunDefinition, spec: TaskSpec) -> int:
+    """A task's answer length cap: `--max-new-tokens`, else the task file's, else the backend default."""
+    return definition.max_new_tokens or spec.max_new_tokens or GenerationConfig().max_new_tokens
+
+
+def plan_tasks(
+    definition: RunDefinition,
+    specs: Sequence[TaskSpec],
+    source: DataSource,
+    execution: Execution | None = None,
+) -> list[TaskPlan]:
+    """Load each task's samples (the `--limit` sample) and build one chat request per sample."""
     plans = []
-    elicitation = options.elicitation
+    elicitation = definition.elicitation_method()
     libraries: dict[str, ScriptLibrary] = {}  # by the splits' profiles folder: one index per role per run
     for spec in specs:
         samples = select(
-            load_samples(spec.split.id, source), options.limit, options.limit_mode, options.limit_seed
+            load_samples(spec.split.id, source),
+            definition.limit,
+            definition.limit_mode,
+            definition.limit_seed,
         )
-        max_tokens = options.max_new_tokens or spec.max_new_tokens or options.generation.max_new_tokens
-        config = replace(options.generation, max_new_tokens=max_tokens)
+        config = definition.decoding(task_cap(definition, spec), execution)
         library = None
         if elicitation.few_shot:
             library = libraries.setdefault(spec.split.profiles, ScriptLibrary(spec.split, source))
-        requests, shots = [], []
-        for s in samples:
-            demos = library.demonstrations(s.role, s.question, elicitation.shots) if library else []
-            shots.append(len(demos))
-            requests.append(
-                Request(
-                    id=s.id,
-                    messages=elicitation.messages(s.role, s.description, s.question, s.language, demos),
-                    meta={
-                        "baseline": s.baseline,
-                        "role": s.role,
-                        "question": s.question,
-                        "description": s.description,
-                        "split": s.split,
-                    },
-                )
-            )
+        built = [sample_request(s, elicitation, library) for s in samples]
+        requests, shots = [r for r, _ in built], [n for _, n in built]
         scripts = library.describe({s.role for s in samples}) if library else {}
         plans.append(TaskPlan(spec, samples, requests, config, elicitation, shots, scripts))
     return plans

@@ -32,8 +32,8 @@ from rolebench.leaderboard.rows import (
     reference_rows,
 )
 from rolebench.leaderboard.runs import comparability, rows_from_run
-from rolebench.results.io import RESULTS_FILE, read_results
 from rolebench.results.schema import RunResults
+from rolebench.run.folder import RESULTS_FILE, read_results
 from rolebench.scoring.floors import FLOOR_NAMES
 from rolebench.scoring.metrics import AVG, METRIC_KEYS
 from rolebench.scoring.protocols import F_MEASURE_PROTOCOL

@@ -17,7 +17,7 @@ from pathlib import Path
 from rolebench.leaderboard.boards import OURS, Board, collect, find_results
 from rolebench.leaderboard.tables import to_csv, to_latex, to_markdown
 from rolebench.leaderboard.webpage import to_html
-from rolebench.results.io import RESULTS_FILE
+from rolebench.run.folder import RESULTS_FILE
 from rolebench.storage.files import write_text_atomic
 
 MARKDOWN, CSV, LATEX, HTML, JSON = (

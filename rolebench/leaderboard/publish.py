@@ -20,7 +20,7 @@ import yaml
 from rolebench.errors import ConfigError, DataError
 from rolebench.leaderboard.boards import OURS, SPLIT_LABELS, Board, Row
 from rolebench.leaderboard.build import OUTPUT_FILES
-from rolebench.results.io import RESULTS_FILE
+from rolebench.run.folder import RESULTS_FILE
 from rolebench.scoring.metrics import AVG, METRIC_KEYS
 from rolebench.storage.files import write_text_atomic
 

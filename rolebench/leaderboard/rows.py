@@ -52,7 +52,7 @@ class Row:
     seconds_per_answer: float | None = None  # the backend's mean seconds per answer
     win_rate: float | None = None
     win_rate_ci: list[float] | None = None
-    win_rate_lc: float | None = None  # length-controlled (rolebench.judge.length_control)
+    win_rate_lc: float | None = None  # length-controlled (rolebench.judging.length_control)
     win_rate_lc_ci: list[float] | None = None
     wins: int | None = None
     ties: int | None = None

@@ -20,9 +20,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from model_adapters.interface import Message
+from model_adapters.interface import Message, Request
 from rolebench.data.retrieval import RETRIEVER, describe_retriever
-from rolebench.data.scripts import MAX_PAIR_CHARS
+from rolebench.data.samples import Sample
+from rolebench.data.scripts import MAX_PAIR_CHARS, ScriptLibrary
 from rolebench.errors import ConfigError
 from rolebench.prompts.roleplay import (
     FEW_SHOT_PROMPT_TEMPLATE,
@@ -140,3 +141,22 @@ def elicitation_label(block: Mapping[str, Any] | None) -> str:
     if not block:
         return ZERO_SHOT
     return str(block.get("label") or block.get("method") or ZERO_SHOT)
+
+
+def sample_request(
+    sample: Sample, elicitation: Elicitation, library: ScriptLibrary | None
+) -> tuple[Request, int]:
+    """The request `rolebench evaluate` sends for `sample` under `elicitation`, and its number of
+    demonstrations (retrieved from the role's script in `library` for a few-shot method). The one request
+    builder: evaluate's plan and the training prompts (`rolebench.rewards.load_prompts`) both call it.
+    `meta` carries the sample fields a data-only backend answers from (`model_adapters.baseline`)."""
+    demos = library.demonstrations(sample.role, sample.question, elicitation.shots) if library else []
+    messages = elicitation.messages(sample.role, sample.description, sample.question, sample.language, demos)
+    meta = {
+        "baseline": sample.baseline,
+        "role": sample.role,
+        "question": sample.question,
+        "description": sample.description,
+        "split": sample.split,
+    }
+    return Request(id=sample.id, messages=messages, meta=meta), len(demos)

@@ -1,7 +1,8 @@
 """Cached, concurrent, resumable generator calls shared by the data recipes.
 
 A recipe turns its work into `Job`s (an id, chat messages, a seed) and `CachedGenerator.run` returns
-the text of each. Every answer is stored in a `RecordStore` the moment it arrives, keyed by the
+the text of each, through the one cached generation loop (`rolebench.cached_model.CachedModel.complete`).
+Every answer is stored in a `RecordStore` the moment it arrives, keyed by the
 generator's identity (spec and options), the recipe stage, the hash of the prompt templates used,
 the decoding settings and the exact messages; a rerun (after an interruption, or with more roles)
 asks the generator only for what is missing and loads no model when nothing is. Concurrency and
@@ -17,9 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from tqdm.auto import tqdm
-
-from model_adapters import GenerationConfig, Message, Request
+from model_adapters import Generation, GenerationConfig, Message, Request
 from rolebench.cached_model import CachedModel
 from rolebench.prompts.roleplay import template_hash
 from rolebench.storage.records import RecordStore
@@ -64,6 +63,15 @@ class CallStats:
         )
 
 
+def _record(generation: Generation) -> dict[str, Any]:
+    """How a recipe's answer is stored: its text, tokens and why it stopped."""
+    return {
+        "text": generation.text,
+        "usage": vars(generation.usage),
+        "finish_reason": generation.finish_reason,
+    }
+
+
 class CachedGenerator:
     """A model adapter behind a record store; the adapter is loaded only when something is missing."""
 
@@ -87,50 +95,29 @@ class CachedGenerator:
         return self.model.key("recipe", self.stage, self.prompt_hash, config.decoding_key(), job.messages)
 
     def run(self, jobs: Sequence[Job], desc: str) -> dict[str, str | None]:
-        """The text of every job by id (None where the generator gave no answer; a rerun retries those)."""
+        """The text of every job by id (None where the generator gave no answer; a rerun retries those).
+        One call of the model's cached generation loop per sampling seed (`CachedModel.complete`)."""
         keys = {job.id: self.key(job) for job in jobs}
-        stored = self.store.get_many(keys.values())
-        texts: dict[str, str | None] = {jid: stored[k]["text"] for jid, k in keys.items() if k in stored}
-        self.stats.cached += len(texts)
-        by_seed: dict[int, list[Job]] = defaultdict(list)
+        by_seed: dict[int, dict[str, Request]] = defaultdict(dict)
         for job in jobs:
-            if job.id not in texts:
-                by_seed[job.seed].append(job)
-        missing = sum(len(group) for group in by_seed.values())
-        if not missing:
-            return texts
-        bar = tqdm(total=missing, desc=desc, unit="call", disable=not self.settings.progress)
-        try:
-            for seed, group in sorted(by_seed.items()):
-                config = replace(self.settings.config, seed=seed)
-                requests = [Request(id=job.id, messages=job.messages) for job in group]
-                for request, generation in self.model.adapter().generate(requests, config):
-                    texts[request.id] = generation.text
-                    self._record(keys[request.id], generation)
-                    bar.update(1)
-        finally:
-            bar.close()
-        if self.stats.failed:
-            log.warning(
-                "%s: %d generator calls gave no answer; run again to retry them", desc, self.stats.failed
+            by_seed[job.seed][keys[job.id]] = Request(id=job.id, messages=job.messages)
+        records: dict[str, dict[str, Any]] = {}
+        failed = 0
+        for seed, calls in sorted(by_seed.items()):
+            config = replace(self.settings.config, seed=seed)
+            done = self.model.complete(
+                calls, config, desc=desc, progress=self.settings.progress, to_record=_record
             )
-        return texts
-
-    def _record(self, key: str, generation: Any) -> None:
-        if generation.text is None:
-            self.stats.failed += 1
-            return
-        self.stats.generated += 1
-        self.stats.prompt_tokens += generation.usage.prompt_tokens
-        self.stats.completion_tokens += generation.usage.completion_tokens
-        self.store.put(
-            key,
-            {
-                "text": generation.text,
-                "usage": vars(generation.usage),
-                "finish_reason": generation.finish_reason,
-            },
-        )
+            records.update(done.records)
+            failed += done.failed
+            self.stats.cached += done.cached
+            self.stats.generated += len(done.fresh) - done.failed
+            self.stats.prompt_tokens += done.prompt_tokens
+            self.stats.completion_tokens += done.completion_tokens
+        self.stats.failed += failed
+        if failed:
+            log.warning("%s: %d generator calls gave no answer; run again to retry them", desc, failed)
+        return {job_id: records[key].get("text") for job_id, key in keys.items()}
 
     def close(self) -> None:
         self.model.close()

@@ -89,27 +89,27 @@ def evaluate_models(
     """`rolebench evaluate` of each `label: (model spec, run folder)` with the same settings (and the
     elicitation method trained with; zero-shot by default): label -> RunResults (nothing when
     evaluation is off or names no task)."""
-    from model_adapters import GenerationConfig
-    from rolebench.evaluation.options import EvalOptions
-    from rolebench.evaluation.pipeline import evaluate
+    from rolebench.api import evaluate_definition, split_options
 
     if not settings.enabled or not settings.tasks:
         return {}
     options = {**({"gguf_file": base.gguf_file} if base.gguf_file else {}), **settings.model_options}
+    method = elicitation or Elicitation()
     results = {}
     for label, (spec, folder) in runs.items():
-        results[label] = evaluate(
-            EvalOptions(
-                model=spec,
-                tasks=tuple(settings.tasks),
-                output=folder,
-                data_dir=data_dir,
-                limit=settings.limit,
-                generation=GenerationConfig(batch_size=settings.batch_size),
-                max_new_tokens=settings.max_new_tokens,
-                model_options=options,
-                elicitation=elicitation or Elicitation(),
-                progress=progress,
-            )
-        )
+        values = {
+            "model": spec,
+            "tasks": list(settings.tasks),
+            "output": folder,
+            "data_dir": data_dir,
+            "limit": settings.limit,
+            "batch_size": settings.batch_size,
+            "max_new_tokens": settings.max_new_tokens,
+            "model_args": options,
+            "elicitation": method.method,
+            "shots": method.shots or None,
+            "progress": progress,
+        }
+        definition, execution, _ = split_options(values, "the recipe's evaluate section")
+        results[label] = evaluate_definition(definition.checked(), execution)
     return results

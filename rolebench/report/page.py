@@ -19,8 +19,8 @@ from rolebench.errors import MissingDependency
 from rolebench.leaderboard.tables import metric_text
 from rolebench.prompts.elicitation import elicitation_label
 from rolebench.report.summary import MEASURES, entries
-from rolebench.results.io import read_results, read_samples, samples_path
 from rolebench.results.schema import RunResults
+from rolebench.run.folder import RunFolder
 from rolebench.scoring.flags import MEANINGS, describe
 from rolebench.scoring.flags import ORDER as FLAG_ORDER
 from rolebench.scoring.metrics import AVG, CUS, LABELS, METRIC_KEYS, RAW, SPE, metrics_for
@@ -88,9 +88,9 @@ def role_chart(title: str, per_role: dict[str, dict[str, Any]], metrics: tuple[s
 
 def worst_samples(run_dir: Path, task: str, metric: str, count: int) -> dict[str, Any]:
     """The `count` lowest-scoring samples of a task on `metric`, and how many had no score."""
-    if not samples_path(run_dir, task).is_file():
+    if not RunFolder(run_dir).samples_path(task).is_file():
         return {"available": False, "rows": [], "unscored": 0}
-    records = read_samples(run_dir, task)
+    records = RunFolder(run_dir).read_samples(task)
     scored = [r for r in records if r.scores.get(metric) is not None]
     scored.sort(key=lambda r: (r.scores[metric] or 0.0, r.index))
     rows = [
@@ -223,7 +223,7 @@ def floor_rows(results: RunResults) -> list[dict[str, Any]]:
 
 
 def report_context(run_dir: Path, worst: int = DEFAULT_WORST) -> dict[str, Any]:
-    results = read_results(run_dir)
+    results = RunFolder(run_dir).read_results()
     model = results.config.model
     tasks = []
     for name, task in results.results.items():

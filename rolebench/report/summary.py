@@ -232,26 +232,31 @@ def summary_text(results: RunResults) -> str:
     return "\n".join([summary_table(results), *([""] + notes if notes else [])])
 
 
-def failures(results: RunResults) -> str | None:
+def failures(results: RunResults, versus: str | None = None) -> str | None:
     """One line counting the samples and judgments that failed, and what helps: a re-run retries failed
     requests (an API error is never stored), but an unparsable verdict is a stored completion, so it
-    only changes with another parser (`--reparse`), judge file or judge. None if nothing failed."""
-    samples = sum(t.n_failed for t in results.results.values())
+    only changes with another parser (`--reparse`), judge file or judge. None if nothing failed.
+    `versus`: the judgments against that opponent (`results[task]["versus"][versus]`) instead."""
+    samples = sum(t.n_failed for t in results.results.values()) if versus is None else 0
     total = sum(t.n for t in results.results.values())
-    judged = [t for t in results.results.values() if t.value("judged") is not None or t.value("judge_errors")]
-    errors = sum(t.value("judge_errors") or 0 for t in judged)
-    unparsable = sum(t.value("parse_failures") or 0 for t in judged)
+    fields = [
+        ((t.value("versus") or {}).get(versus) or {}) if versus else t.model_dump()
+        for t in results.results.values()
+    ]
+    errors = sum(f.get("judge_errors") or 0 for f in fields)
+    unparsable = sum(f.get("parse_failures") or 0 for f in fields)
     parts = []
     if samples:
         parts.append(f"{samples} of {total} samples failed (no answer; see `error` in samples/*.jsonl)")
     if errors:
-        parts.append(f"{errors} judgments failed (the judge gave no answer; see judgments/*.jsonl)")
+        against = f" against {versus}" if versus else ""
+        parts.append(f"{errors} judgments{against} failed (the judge gave no answer; see judgments/)")
     if samples or errors:
         parts[-1] += ": run the same command again to retry them (everything else is kept)"
     if unparsable:
         parts.append(
-            f"{unparsable} verdicts could not be parsed after every attempt (stored: see judgments/*.jsonl): "
-            "running again gives the same; `rolebench judge DIR --reparse` after changing the judge file's "
-            "parser, or judge again with --judge-config or a stronger --judge"
+            f"{unparsable} verdicts could not be parsed after every attempt (stored: see judgments/): "
+            "running the same command again gives the same; `rolebench judge DIR --reparse` after changing "
+            "the judge file's parser, or judge again with --judge-config or another --judge (or --base-url)"
         )
     return "; ".join(parts) if parts else None

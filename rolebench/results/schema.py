@@ -9,9 +9,10 @@ Metric keys come from `rolebench.scoring.metrics`; these models only type what e
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, PrivateAttr, field_validator, model_validator
 
 SCHEMA_VERSION = 2
 BOOTSTRAP_KEYS = {"resamples": "an integer >= 0", "confidence": "a number in (0, 1)", "seed": "an integer"}
@@ -137,6 +138,7 @@ class RunConfig(BaseModel):
     """How the numbers were made (every field is recorded by `rolebench evaluate`)."""
 
     model_config = ConfigDict(extra="allow")
+    run: dict[str, Any] | None = None  # the run definition (rolebench.run.definition.RunDefinition)
     model: dict[str, Any] = {}
     data: dict[str, Any] = {}
     tasks: dict[str, dict[str, Any]] = {}
@@ -144,7 +146,8 @@ class RunConfig(BaseModel):
     elicitation: dict[str, Any] | None = None  # method, shots, retriever, scripts read (None: zero-shot)
     scoring: dict[str, Any] = {}
     generation: dict[str, Any] = {}
-    judge: dict[str, Any] | None = None
+    judge: dict[str, Any] | None = None  # the judge of the win rate shown (the last one run)
+    judges: dict[str, Any] | None = None  # every judge of the run against the RoleGPT baseline, by name
     versus: dict[str, Any] | None = None  # per opponent run (`rolebench judge --against`): how it was judged
     limit: int | None = None
     sampling: dict[str, Any] | None = None
@@ -159,7 +162,8 @@ class RunConfig(BaseModel):
 
 
 class RunResults(BaseModel):
-    """The whole result document."""
+    """The whole result document. `folder`: the run folder it was read from or written to (not part of
+    the document)."""
 
     model_config = ConfigDict(extra="allow")
     schema_version: int = SCHEMA_VERSION
@@ -167,6 +171,16 @@ class RunResults(BaseModel):
     config: RunConfig
     results: dict[str, TaskResult]
     groups: dict[str, GroupResult] = {}
+    _folder: Path | None = PrivateAttr(default=None)
+
+    @property
+    def folder(self) -> Path | None:
+        return self._folder
+
+    def located(self, folder: Path) -> RunResults:
+        """This document, as the one of the run folder `folder`."""
+        self._folder = Path(folder)
+        return self
 
 
 class SampleRecord(BaseModel):

@@ -24,7 +24,7 @@ from rolebench.data.sampling import select
 from rolebench.data.scripts import ScriptLibrary
 from rolebench.data.splits import SPLITS, get_split
 from rolebench.errors import ConfigError, MissingDependency
-from rolebench.prompts.elicitation import Elicitation
+from rolebench.prompts.elicitation import Elicitation, sample_request
 from rolebench.tasks.catalogue import catalogue, resolve
 
 if TYPE_CHECKING:
@@ -38,10 +38,9 @@ TEST_LEAKS = (
 
 
 def prompt_messages(sample: Sample, elicitation: Elicitation, library: ScriptLibrary | None) -> list[Message]:
-    """The chat messages `rolebench evaluate` sends for `sample` under `elicitation` (a few-shot method's
-    demonstrations retrieved from the role's script in `library`, as evaluate's plan does)."""
-    demos = library.demonstrations(sample.role, sample.question, elicitation.shots) if library else []
-    return elicitation.messages(sample.role, sample.description, sample.question, sample.language, demos)
+    """The chat messages `rolebench evaluate` sends for `sample` under `elicitation` (its one request builder,
+    `rolebench.prompts.elicitation.sample_request`)."""
+    return sample_request(sample, elicitation, library)[0].messages
 
 
 def parse_elicitation(method: str, shots: int | None = None) -> Elicitation:

@@ -13,27 +13,19 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from pathlib import Path
 from typing import Any
-
-from filelock import FileLock, Timeout
 
 from model_adapters.parallel import replica_resources
 from model_adapters.ray_runtime import where_am_i
+from rolebench.api import evaluate_definition
 from rolebench.cached_model import CachedModel
-from rolebench.data.resolve import resolve_source
-from rolebench.errors import ConfigError, RoleBenchError, first_line
-from rolebench.evaluation.generate import GENERATIONS_FILE, GENERATIONS_TABLE, generation_key
-from rolebench.evaluation.pipeline import evaluate
-from rolebench.evaluation.plan import plan_tasks
-from rolebench.judge.run import judge_run
+from rolebench.errors import RoleBenchError, first_line
+from rolebench.evaluation.generate import generation_key
+from rolebench.evaluation.pipeline import resolve_run
 from rolebench.report.summary import failures
-from rolebench.results.io import read_results
 from rolebench.results.schema import RunResults
-from rolebench.storage.records import RecordStore
-from rolebench.storage.run_folder import LOCK_FILE, locked_run
+from rolebench.run.folder import GENERATIONS_TABLE, RunFolder
 from rolebench.sweep.plan import ModelRun
-from rolebench.tasks.catalogue import resolve
 
 POLL_S = 0.5  # how often a job counts its stored answers
 FOLDER_WAIT_S = 1800.0  # how long a job waits for another command (e.g. an orphaned attempt) on its folder
@@ -96,14 +88,16 @@ class StoredCounter(threading.Thread):
         self.first: dict[str, int] = {}
 
     def _open(self) -> bool:
-        path = self.job.run_dir / GENERATIONS_FILE
-        if not path.is_file():  # evaluate has not claimed the folder yet
+        folder = RunFolder(self.job.run_dir)
+        if not folder.generations_path.is_file():  # evaluate has not claimed the folder yet
             return False
-        options = self.job.options
-        specs, _ = resolve(list(options.tasks), options.include_paths)
-        plans = plan_tasks(options, specs, resolve_source(options.data_dir, revision=options.revision))
-        with RecordStore(path, GENERATIONS_TABLE) as store:
-            model = CachedModel(options.model, options.model_options, store)
+        plans = resolve_run(self.job.definition, self.job.execution).plans
+        with folder.generation_store() as store:
+            model = CachedModel(
+                self.job.definition.model,
+                self.job.definition.adapter_options(self.job.execution.base_url),
+                store,
+            )
             self.task_of = {
                 generation_key(model, p.config, r, p.elicitation): p.spec.name
                 for p in plans
@@ -111,6 +105,7 @@ class StoredCounter(threading.Thread):
             }
         self.totals = {p.spec.name: len(p.requests) for p in plans}
         self.counts = dict.fromkeys(self.totals, 0)
+        path = folder.generations_path
         self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=60, check_same_thread=False)
         return True
 
@@ -161,32 +156,10 @@ class StoredCounter(threading.Thread):
             self.generated.setdefault(task, time.time())
 
 
-def wait_for_folder(run_dir: Path, wait_s: float = FOLDER_WAIT_S) -> None:
-    """Wait while another process holds the run folder (e.g. an attempt left running by a crashed sweep);
-    evaluate takes the lock itself right after."""
-    if not (run_dir / LOCK_FILE).is_file():
-        return
-    lock = FileLock(str(run_dir / LOCK_FILE), is_singleton=False, thread_local=False)
-    try:
-        lock.acquire(timeout=wait_s)
-    except Timeout:
-        raise ConfigError(
-            f"another rolebench command has held this run folder for {wait_s:.0f} s",
-            where=str(run_dir),
-            fix="wait for it to finish, then run the sweep again",
-        ) from None
-    lock.release()
-
-
 def evaluate_and_judge(run: ModelRun) -> RunResults:
     """What `rolebench evaluate` does for this model (with --judge when the sweep has one)."""
     with replica_resources(run.replica_resources):
-        results = evaluate(run.options)
-    if run.judge is not None:
-        with locked_run(run.run_dir):
-            judge_run(run.run_dir, run.judge.spec, settings=run.judge.settings)
-            results = read_results(run.run_dir)
-    return results
+        return evaluate_definition(run.definition, run.execution, run.judge, run.judge_settings)
 
 
 def run_model(run: ModelRun, monitor: Any) -> dict[str, Any]:
@@ -198,7 +171,7 @@ def run_model(run: ModelRun, monitor: Any) -> dict[str, Any]:
     counter.start()
     outcome: dict[str, Any]
     try:
-        wait_for_folder(run.run_dir)
+        RunFolder(run.run_dir).wait_until_free(FOLDER_WAIT_S)  # e.g. an attempt a crashed sweep left running
         results = evaluate_and_judge(run)
         counter.stop()
         outcome = {"created": results.created, "failed": failures(results), "generated": counter.generated}

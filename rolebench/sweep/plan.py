@@ -2,7 +2,9 @@
 
 A job is one (model, task) pair. The jobs of one model share its run folder, so they run as one Ray
 task that evaluates the model's tasks in order (the model loaded once, the folder written by one
-process at a time); sweep.json still records each job.
+process at a time); sweep.json still records each job. A model's run is "already done" when its key,
+the run definition's identity (`rolebench.run.definition.RunDefinition.identity`) and the judge's,
+is the one the finished run was made with.
 """
 
 from __future__ import annotations
@@ -11,17 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rolebench.evaluation.options import EvalOptions
-from rolebench.judge.run import JudgeSettings
+from rolebench.judging.settings import JudgeSettings
+from rolebench.run.definition import Execution, RunDefinition
 from rolebench.storage.records import content_key
 
-
-@dataclass(frozen=True)
-class JudgeStep:
-    """`--judge` after evaluating: the judge spec and its settings (checked before the sweep starts)."""
-
-    spec: str
-    settings: JudgeSettings
+# judge settings that never change a verdict
+_JUDGE_TRANSPORT = {"concurrency", "progress", "cache_dir", "reparse"}
 
 
 @dataclass(frozen=True)
@@ -29,49 +26,34 @@ class ModelRun:
     """One model of a sweep: the evaluate run into DIR/<name>, and the Ray resources it asks for."""
 
     name: str
-    options: EvalOptions  # output = DIR/<name>; the model's spec and options
-    identity: dict[str, Any]  # model_adapters.model_identity of the spec and options
+    definition: RunDefinition  # the file's options with this model's spec and options
+    execution: Execution  # output = DIR/<name>
     tasks: tuple[str, ...]  # the tasks (groups expanded) = this model's jobs, in order
-    judge: JudgeStep | None = None
+    task_facts: dict[str, Any] = field(default_factory=dict)  # task -> version, file digest, length cap
+    judge: str | None = None
+    judge_settings: JudgeSettings | None = None
     resources: dict[str, Any] = field(default_factory=dict)  # Ray options of the job's task
     replica_resources: dict[str, Any] | None = None  # with data_parallel > 1: each replica's
 
     @property
     def run_dir(self) -> Path:
-        return self.options.output
+        assert self.execution.output is not None  # noqa: S101 - load_sweep always sets it
+        return self.execution.output
 
     @property
     def spec(self) -> str:
-        return self.options.model
+        return self.definition.model
 
     def job_ids(self) -> list[str]:
         return [job_id(self.name, task) for task in self.tasks]
 
     def key(self) -> str:
-        """A digest of everything that decides this run's results: a finished run with the same key
-        is not run again."""
-        o = self.options
+        """A digest of everything that decides this run's results: a finished run with the same key is
+        not run again."""
         judge = None
-        if self.judge is not None:
-            s = self.judge.settings
-            judge = [self.judge.spec, s.limit, s.judge_config, s.seed, s.base_url, str(s.price_table)]
-        return content_key(
-            "sweep-run",
-            o.model,
-            self.identity,
-            list(o.tasks),
-            o.data_dir,
-            o.revision,
-            o.limit,
-            o.limit_mode,
-            o.limit_seed,
-            o.protocol,
-            o.generation.decoding_key(),
-            o.max_new_tokens,
-            o.bootstrap.describe(),
-            [str(p) for p in o.include_paths],
-            judge,
-        )
+        if self.judge is not None and self.judge_settings is not None:
+            judge = [self.judge, self.judge_settings.model_dump(mode="json", exclude=_JUDGE_TRANSPORT)]
+        return content_key("sweep-run", self.definition.identity(self.task_facts), judge)
 
 
 def job_id(model: str, task: str) -> str:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from rolebench.errors import RoleBenchError
-from rolebench.results.io import read_results
+from rolebench.run.folder import read_results
 from rolebench.storage.files import write_json_atomic
 from rolebench.sweep.plan import ModelRun, SweepPlan, job_id
 

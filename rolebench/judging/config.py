@@ -1,4 +1,4 @@
-"""A judge is data: `rolebench/judge/judges/<name>.yaml` names its prompt templates, its parser, its
+"""A judge is data: `rolebench/judging/judges/<name>.yaml` names its prompt templates, its parser, its
 generation settings and its protocol. This module reads it, builds the judge's chat messages, and
 reads price tables (model -> $ per million input / output tokens) for the cost of a run.
 """
@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from model_adapters.interface import GenerationConfig, Message
 from rolebench.errors import ConfigError
-from rolebench.judge.parse import Parser, get_parser
+from rolebench.judging.parse import Parser, get_parser
 from rolebench.prompts.roleplay import TEMPLATE_DIR, render, template_hash
 
 JUDGES_DIR = Path(__file__).parent / "judges"
@@ -110,7 +110,7 @@ class JudgeConfig(BaseModel):
 
     def describe(self) -> dict[str, Any]:
         packaged = Path(self.path).parent.resolve() == JUDGES_DIR.resolve()
-        file = f"rolebench/judge/judges/{Path(self.path).name}" if packaged else self.path
+        file = f"rolebench/judging/judges/{Path(self.path).name}" if packaged else self.path
         return {
             "name": self.name,
             "file": file,

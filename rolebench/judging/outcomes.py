@@ -5,20 +5,21 @@ A verdict is positional ("a" = the first answer shown); a preference says which 
 prefer the model, a loss only when both prefer the baseline, and a tie otherwise (they disagree,
 or both say tie). win_rate = (wins + 0.5 ties) / judged. Pairs whose verdict could not be parsed
 after every retry, or that the judge never answered, are counted, not dropped and not guessed.
-Beside the win rate, its length-controlled estimate (`rolebench.judge.length_control`): judges
+Beside the win rate, its length-controlled estimate (`rolebench.judging.length_control`): judges
 prefer longer answers.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from rolebench.judge.calls import Slot
-from rolebench.judge.length_control import length_controlled
-from rolebench.judge.parse import Verdict
+from rolebench.judging.calls import Slot
+from rolebench.judging.length_control import length_controlled
+from rolebench.judging.parse import Verdict
 from rolebench.results.schema import SampleRecord
 from rolebench.scoring.stats import bootstrap_ci, mean
 from rolebench.storage.jsonl import read_jsonl
@@ -69,6 +70,11 @@ class Pair:
         return (output, baseline) if order == "model_first" else (baseline, output)
 
 
+def answer_sha(text: str | None) -> str | None:
+    """What a judgment line records of an answer it judged (so a changed answer's verdict is never used)."""
+    return None if text is None else hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
 def preference(order: str, verdict: Verdict) -> Preference:
     """Which side a positional verdict favours, given the order the answers were shown in."""
     if verdict == "tie":
@@ -111,6 +117,8 @@ def pair_line(pair: Pair, slots: Sequence[Slot]) -> dict[str, Any]:
         "consistent": None,
         "len_model": None,
         "len_baseline": None,
+        "output_sha": answer_sha(pair.output),
+        "opponent_sha": answer_sha(pair.baseline),
     }
     if pair.status != "candidate":
         return line

@@ -2,8 +2,9 @@
 
 A `Slot` is one pair of answers shown in one order. Round k sends attempt k of every slot still
 without a verdict (attempt 0 with the judge's own decoding settings; a retry after an unparsable
-completion re-samples with a new seed), all at once through the adapter so its concurrency and
-rate limiting apply. Each completion is stored the moment it arrives, raw text included.
+completion re-samples with a new seed), all at once through the model's cached generation loop
+(`rolebench.cached_model.CachedModel.complete`), so the adapter's concurrency and rate limiting apply
+and each completion is stored the moment it arrives, raw text included.
 """
 
 from __future__ import annotations
@@ -13,16 +14,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tqdm.auto import tqdm
-
 from model_adapters import Generation, Request
 from model_adapters.interface import Message
 from rolebench.cached_model import CachedModel
-from rolebench.judge.config import JudgeConfig
-from rolebench.judge.parse import Parser, Verdict, VerdictParseError
-from rolebench.judge.store import judgment_key
+from rolebench.judging.config import JudgeConfig
+from rolebench.judging.parse import Parser, Verdict, VerdictParseError
+from rolebench.judging.store import judgment_key
 from rolebench.results.provenance import now_iso
-from rolebench.storage.records import RecordStore
 
 
 @dataclass
@@ -75,19 +73,20 @@ def parse_completion(parser: Parser, text: str, labels: Sequence[str]) -> tuple[
 
 
 class JudgeCaller:
-    """Settles every slot: loads stored attempts, then calls the judge for what is missing."""
+    """Settles every slot: each attempt round through the model's one cached generation loop
+    (`CachedModel.complete`: stored completions first, the judge asked for what is missing)."""
 
     def __init__(
         self,
         judge: CachedModel,
         config: JudgeConfig,
-        store: RecordStore,
         *,
         concurrency: int,
+        endpoint: str | None = None,
         reparse: bool = False,
         progress: bool = True,
     ) -> None:
-        self.judge, self.config, self.store = judge, config, store
+        self.judge, self.config, self.endpoint = judge, config, endpoint
         self.concurrency, self.reparse, self.progress = concurrency, reparse, progress
         self.parser = config.parse()
         self.stats = CallStats()
@@ -98,21 +97,17 @@ class JudgeCaller:
         if attempt not in slot.keys:
             decoding = self.config.generation_config(attempt, concurrency=self.concurrency).decoding_key()
             slot.keys[attempt] = judgment_key(
-                self.judge, self._template_hash, decoding, slot.messages, attempt
+                self.judge, self._template_hash, decoding, slot.messages, attempt, self.endpoint
             )
         return slot.keys[attempt]
 
     def settle(self, slots: Sequence[Slot]) -> CallStats:
         """Give every slot a verdict, a final parse failure (all attempts unparsable) or an error."""
-        while True:
-            self._load_stored(slots)
-            for attempt in range(self.config.max_attempts):
-                due = [s for s in slots if s.needs(attempt, self.config.max_attempts)]
-                if due:
-                    self._call(due, attempt)
-                    break
-            else:
-                return self.stats
+        for attempt in range(self.config.max_attempts):
+            due = [s for s in slots if s.needs(attempt, self.config.max_attempts)]
+            if due:
+                self._round(due, attempt)
+        return self.stats
 
     def usage(self) -> dict[str, int]:
         """Tokens and requests behind these verdicts, cached ones included (what the numbers cost)."""
@@ -123,18 +118,36 @@ class JudgeCaller:
             "completion_tokens": sum(int(u.get("completion_tokens", 0)) for u in usages),
         }
 
-    def _load_stored(self, slots: Sequence[Slot]) -> None:
-        for attempt in range(self.config.max_attempts):
-            due = [s for s in slots if s.needs(attempt, self.config.max_attempts)]
-            if not due:
+    def _round(self, due: list[Slot], attempt: int) -> None:
+        """Attempt `attempt` of every slot due: one request per distinct key (identical comparisons share
+        a completion); stored completions are re-parsed with `reparse`."""
+        config = self.config.generation_config(attempt, concurrency=self.concurrency)
+        calls = {self.key(slot, attempt): Request(id=slot.pair_id, messages=slot.messages) for slot in due}
+        started = time.perf_counter()
+        done = self.judge.complete(
+            calls,
+            config,
+            desc="judge" if attempt == 0 else f"judge retry {attempt}",
+            progress=self.progress,
+            to_record=lambda generation: self._record(generation, attempt),
+        )
+        if done.fresh:
+            self.stats.calling_s += time.perf_counter() - started
+        self.stats.requests += len(done.fresh)
+        self.stats.retries += len(done.fresh) if attempt > 0 else 0
+        self.stats.errors += done.failed
+        self.stats.prompt_tokens += done.prompt_tokens
+        self.stats.completion_tokens += done.completion_tokens
+        for slot in due:
+            key = self.key(slot, attempt)
+            record = done.records[key]
+            if record.get("raw") is None:
+                slot.error = record.get("error") or "the judge returned no completion"
                 continue
-            keys = [self.key(s, attempt) for s in due]
-            found = self.store.get_many(keys)
-            for slot, key in zip(due, keys, strict=True):
-                if key in found:
-                    if key not in self.used:
-                        self.used[key] = self._reparsed(key, found[key]) if self.reparse else found[key]
-                    slot.attempts.append(self.used[key])
+            if key not in self.used:
+                stored = key not in done.fresh
+                self.used[key] = self._reparsed(key, record) if stored and self.reparse else record
+            slot.attempts.append(self.used[key])
 
     def _reparsed(self, key: str, record: dict[str, Any]) -> dict[str, Any]:
         """Re-apply the current parser to a stored raw completion (no judge call); store a change."""
@@ -147,41 +160,16 @@ class JudgeCaller:
                 "parser": self.config.parser,
                 "reparsed": now_iso(),
             }
-            self.store.put(key, record)
+            self.judge.store.put(key, record)
             self.stats.reparsed += 1
         return record
 
-    def _call(self, due: list[Slot], attempt: int) -> None:
-        """One request per distinct key (identical comparisons share a completion)."""
-        config = self.config.generation_config(attempt, concurrency=self.concurrency)
-        sharing: dict[str, list[Slot]] = {}
-        for slot in due:
-            sharing.setdefault(self.key(slot, attempt), []).append(slot)
-        requests = [Request(id=key, messages=group[0].messages) for key, group in sharing.items()]
-        desc = "judge" if attempt == 0 else f"judge retry {attempt}"
-        started = time.perf_counter()
-        with tqdm(total=len(requests), desc=desc, unit="req", disable=not self.progress) as bar:
-            for request, generation in self.judge.adapter().generate(requests, config):
-                self._receive(sharing.pop(request.id), request.id, generation, attempt)
-                bar.update(1)
-        self.stats.calling_s += time.perf_counter() - started
-        for group in sharing.values():  # never loop forever on a backend that skipped a request
-            for slot in group:
-                slot.error = "the judge backend returned nothing for this request"
-            self.stats.errors += 1
-
-    def _receive(self, slots: list[Slot], key: str, generation: Generation, attempt: int) -> None:
-        self.stats.requests += 1
-        self.stats.retries += attempt > 0
-        self.stats.prompt_tokens += generation.usage.prompt_tokens
-        self.stats.completion_tokens += generation.usage.completion_tokens
+    def _record(self, generation: Generation, attempt: int) -> dict[str, Any]:
+        """The stored record of one completion (raw text kept, verdict parsed from it)."""
         if generation.text is None:
-            for slot in slots:
-                slot.error = generation.error or "the judge returned no completion"
-            self.stats.errors += 1
-            return
+            return {"raw": None, "error": generation.error or "the judge returned no completion"}
         verdict, problem = parse_completion(self.parser, generation.text, self.config.labels)
-        record = {
+        return {
             "raw": generation.text,
             "verdict": verdict,
             "parse_error": problem,
@@ -193,7 +181,3 @@ class JudgeCaller:
             "judge": self.judge.identity,
             "created": now_iso(),
         }
-        self.store.put(key, record)
-        self.used[key] = record
-        for slot in slots:
-            slot.attempts.append(record)

@@ -1,0 +1,203 @@
+"""The Python API: `evaluate`, `judge`, `score`; the command line is a thin layer over these three.
+
+Options are named like the command line's flags, in snake_case (`--max-new-tokens` is `max_new_tokens`,
+`--no-progress` is `progress=False`); an unknown option or a bad value raises `rolebench.ConfigError`
+(a `ValueError`) naming it. Each function returns the typed results record (`rolebench.results.schema.
+RunResults`), equal to the results.json it writes in the run folder.
+
+    import rolebench
+    results = rolebench.evaluate("hf:HuggingFaceTB/SmolLM2-135M-Instruct", "rolebench_eng_role", limit=30)
+    results.groups["rolebench_eng_role"].avg
+
+`model` is a spec string, a transformers model and its tokenizer as `(model, tokenizer)` (a model you hold
+in memory, e.g. in a training loop: its answers are those of `hf:PATH` for the same weights, and stored
+answers serve only the same weights), or any object implementing the adapter protocol
+(`model_adapters.ModelAdapter`: `spec`, `info()`, `generate(requests, config)`, `close()`).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from model_adapters import ModelAdapter
+from rolebench.errors import ConfigError
+from rolebench.evaluation.pipeline import ModelHandle, evaluate_run, open_run, refresh_results
+from rolebench.judging.run import judge_run, prepare_judge
+from rolebench.judging.settings import JudgeSettings
+from rolebench.judging.versus import judge_versus
+from rolebench.results.schema import RunResults
+from rolebench.run.definition import Execution, RunDefinition, setting
+from rolebench.run.folder import RunFolder
+from rolebench.scoring.protocols import get_protocol
+from rolebench.settings_model import Int, SettingsModel
+
+
+def _as_in_judge(name: str) -> Any:
+    """`rolebench judge`'s own field (default, help, checks), for `evaluate --judge`'s same setting."""
+    return JudgeSettings.model_fields[name]
+
+
+class EvaluateJudge(SettingsModel):
+    """`evaluate --judge`: the judge, and its settings under `evaluate`'s names."""
+
+    judge: str | None = setting(
+        None, "judge model spec: compute the win rate against the RoleGPT baseline", group="judge"
+    )
+    judge_limit: Int | None = _as_in_judge("judge_limit")
+    judge_base_url: str | None = setting(None, "OpenAI-compatible server URL for the judge", group="judge")
+    judge_config: str = _as_in_judge("judge_config")
+    price_table: Path | None = _as_in_judge("price_table")
+
+    def settings(self, definition: RunDefinition, execution: Execution) -> JudgeSettings:
+        return JudgeSettings(
+            judge_limit=self.judge_limit,
+            base_url=self.judge_base_url,
+            judge_config=self.judge_config,
+            price_table=self.price_table,
+            seed=definition.seed,
+            concurrency=execution.concurrency,
+            progress=execution.progress,
+        )
+
+
+EVALUATE_OPTIONS = (RunDefinition, Execution, EvaluateJudge)
+
+
+def split_options(
+    options: Mapping[str, Any], where: str, *, flag_style: bool = False
+) -> tuple[RunDefinition, Execution, EvaluateJudge]:
+    """`evaluate`'s options into the run definition, the execution and the judge (one line for a bad one;
+    `flag_style`: named as the command line's flags)."""
+    known = {name for cls in EVALUATE_OPTIONS for name in cls.model_fields}
+    unknown = [key for key in options if key not in known]
+    if unknown:
+        import difflib
+
+        close = difflib.get_close_matches(unknown[0], sorted(known), n=1)
+        raise ConfigError(
+            f"unknown option {unknown[0]!r}",
+            where=where,
+            fix=(f"did you mean {close[0]!r}? " if close else "") + "see `rolebench evaluate --help`",
+        )
+    parts = [{k: v for k, v in options.items() if k in cls.model_fields} for cls in EVALUATE_OPTIONS]
+    definition = RunDefinition.read(parts[0], where, flag_style=flag_style)
+    execution = Execution.read(parts[1], where, flag_style=flag_style)
+    return definition, execution, EvaluateJudge.read(parts[2], where, flag_style=flag_style)
+
+
+def model_handle(model: Any, options: Mapping[str, Any]) -> tuple[str, ModelHandle | None]:
+    """The spec a model argument records, and the model in memory when it is one (None: a spec)."""
+    if isinstance(model, str):
+        return model, None
+    if isinstance(model, tuple) and len(model) == 2:
+        from model_adapters.hf import HFAdapter, HFOptions
+
+        adapter = HFAdapter.from_loaded(
+            model[0], model[1], HFOptions.parse(dict(options), "hf:", where="model_args")
+        )
+        return adapter.spec, ModelHandle(adapter.spec, identity=adapter.fingerprint_loaded(), adapter=adapter)
+    if isinstance(model, ModelAdapter):
+        described = getattr(model, "identity", None)
+        identity = described() if callable(described) else None
+        found = (
+            dict(identity) if isinstance(identity, Mapping) else {"spec": model.spec, "info": model.info()}
+        )
+        return model.spec, ModelHandle(model.spec, identity=found, adapter=model)
+    raise TypeError(
+        "model must be a spec string, a (model, tokenizer) pair of transformers objects, or an object with "
+        f"the adapter protocol (spec, info(), generate(), close()), not {type(model).__name__}"
+    )
+
+
+def evaluate(model: Any, tasks: str | Sequence[str], **options: Any) -> RunResults:
+    """Evaluate `model` on RoleBench `tasks` (task or group names) and return the run's results.
+
+    Options are `rolebench evaluate`'s flags in snake_case: what changes the numbers (`limit`,
+    `limit_mode`, `limit_seed`, `protocol`, `elicitation`, `shots`, `max_new_tokens`, `temperature`,
+    `top_p`, `repetition_penalty`, `seed`, `bootstrap`, `data_dir`, `revision`, `model_args`,
+    `include_path`), how to run (`output`: the run folder, a temporary one when omitted; `batch_size`,
+    `concurrency`, `base_url`, `progress`, `overwrite`) and the judge (`judge`, `judge_limit`,
+    `judge_base_url`, `judge_config`, `price_table`). See `rolebench evaluate --help` for each.
+    """
+    spec, handle = model_handle(model, options.get("model_args") or {})
+    if handle is not None:
+        options = {k: v for k, v in options.items() if k != "model_args"}
+    definition, execution, judging = split_options(
+        {**options, "model": spec, "tasks": tasks}, "rolebench.evaluate"
+    )
+    definition = definition.checked(in_memory=handle is not None)
+    if execution.output is None:
+        execution = execution.model_copy(update={"output": Path(tempfile.mkdtemp(prefix="rolebench-run-"))})
+    settings = judging.settings(definition, execution)
+    return evaluate_definition(definition, execution, judging.judge, settings, handle)
+
+
+def evaluate_definition(
+    definition: RunDefinition,
+    execution: Execution,
+    judge: str | None = None,
+    settings: JudgeSettings | None = None,
+    model: ModelHandle | None = None,
+) -> RunResults:
+    """`evaluate` of a checked definition (what a sweep's job runs): generate and score, then judge when a
+    judge is given (a bad judge fails before any generation)."""
+    settings = settings or JudgeSettings()
+    if judge:
+        prepare_judge(judge, settings)
+    results = evaluate_run(definition, execution, model)
+    if judge and execution.output is not None:
+        return judge_folder(RunFolder(execution.output), judge, settings)
+    return results
+
+
+def judge(run: str | Path, judge: str, against: str | Path | None = None, **options: Any) -> RunResults:
+    """Judge a run's saved answers with the LLM judge `judge` (a model spec): against the RoleGPT baseline,
+    or, with `against` (another run folder), against that run's answers on the items both hold. Options are
+    `rolebench judge`'s flags in snake_case (`judge_limit`, `concurrency`, `base_url`, `judge_args`,
+    `judge_config`, `price_table`, `reparse`, `seed`, `progress`, `cache_dir`). Returns the run's results,
+    the judge's fields in them."""
+    settings = JudgeSettings.read(options, "rolebench.judging")
+    return judge_folder(RunFolder(run), judge, settings, None if against is None else RunFolder(against))
+
+
+def judge_folder(
+    folder: RunFolder, judge: str, settings: JudgeSettings, against: RunFolder | None = None
+) -> RunResults:
+    """`judge` on a run folder with checked settings (what `evaluate --judge` runs after evaluating)."""
+    prepare_judge(judge, settings)
+    with folder.lock():
+        record = open_run(folder)
+        records = {task: folder.read_samples(task) for task in record.finished_tasks()}
+        if against is None:
+            judge_run(folder, records, judge, settings)
+        else:
+            judge_versus(folder, records, against, judge, settings)
+        return refresh_results(folder)
+
+
+def score(run: str | Path, protocol: str | None = None) -> RunResults:
+    """Score a run's saved answers again (no model needed), adding `protocol`'s numbers when given
+    (`rolellm`, `rolebench` or `opencompass`), and return its results. A damaged results.json is rebuilt,
+    and a finished task's missing or damaged samples file is rebuilt from the generation store."""
+    if protocol is not None:
+        get_protocol(protocol)
+    folder = RunFolder(run)
+    with folder.lock():
+        if protocol is not None:
+            record = open_run(folder)
+            record.add_protocol(protocol)
+            record.write(folder)
+        return refresh_results(folder, rescore=True)
+
+
+def read_results(run: str | Path) -> RunResults:
+    """The results of a run folder (or of a results.json file)."""
+    from rolebench.run.folder import read_results as read
+
+    return read(run)
+
+
+__all__ = ["evaluate", "judge", "read_results", "score"]

@@ -1,0 +1,175 @@
+"""How a run's numbers are made, as results.json's `config` says it: built from the run definition and
+what planning resolved (the tasks' files, the data read, the prompts), then the model's own info.
+
+Every run-wide block of the config (`run`, `generation`, `scoring`, `sampling`, `elicitation`,
+`bootstrap`) is written here from the one `RunDefinition`; nothing else lists the settings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from model_adapters import ModelSpec
+from rolebench.data.samples import BASELINE_JOIN
+from rolebench.data.source import DataSource
+from rolebench.errors import ConfigError
+from rolebench.evaluation.plan import TaskPlan
+from rolebench.results.provenance import command_line, package_versions
+from rolebench.results.schema import RunConfig
+from rolebench.run.definition import RunDefinition
+from rolebench.scoring.protocols import ScoringProtocol, protocols_for
+
+SAMPLING_RULES = {
+    "stratified": "stratified over roles (Sainte-Lague turns, seeded order inside a role); a larger limit "
+    "keeps every sample of a smaller one",
+    "first": "the first N rows",
+}
+# config.prompt keys that come from the model (its identity covers them), not from the run's settings
+MODEL_PROMPT_KEYS = ("system_role", "chat_template_sha256")
+
+
+def scoring_config(protocols: Sequence[ScoringProtocol]) -> dict[str, Any]:
+    """`config.scoring`: the headline protocol (the first) and the description of every protocol held."""
+    return {**protocols[0].describe(), "protocols": {p.name: p.describe() for p in protocols}}
+
+
+def held_protocols(definition: RunDefinition, config: RunConfig | None) -> list[ScoringProtocol]:
+    """The protocols a run computes: its headline, the companions, and any a `rolebench score` added."""
+    held = list((config.scoring.get("protocols") or {}) if config is not None else {})
+    return protocols_for(definition.protocol, held)
+
+
+def planned_config(
+    definition: RunDefinition,
+    identity: dict[str, Any],
+    source: DataSource,
+    plans: Sequence[TaskPlan],
+    protocols: Sequence[ScoringProtocol],
+) -> RunConfig:
+    """The config as known before generating (`with_model_info` adds the model's own info)."""
+    elicitation = definition.elicitation_method()
+    return RunConfig(
+        run=definition.record(),
+        model={
+            "spec": definition.model,
+            "scheme": _scheme(definition.model),
+            "options": dict(definition.model_args),
+            "identity": identity,
+        },
+        data={**data_provenance(source, plans), "baseline_join": BASELINE_JOIN},
+        tasks={p.spec.name: {**p.spec.describe(), "generation": p.config.decoding_key()} for p in plans},
+        prompt={"template_hash": elicitation.template_hash()},
+        elicitation=elicitation_config(definition, plans),
+        scoring=scoring_config(protocols),
+        generation=(plans[0].config if plans else definition.decoding()).decoding_key(),
+        limit=definition.limit,
+        sampling=None
+        if definition.limit is None
+        else {
+            "limit": definition.limit,
+            "mode": definition.limit_mode,
+            "seed": definition.limit_seed,
+            "rule": SAMPLING_RULES[definition.limit_mode],
+        },
+        bootstrap=definition.bootstrap_settings().describe(),
+        packages=package_versions(),
+        command=command_line(),
+    )
+
+
+def _scheme(spec: str) -> str:
+    """The backend a spec names (a model given in memory: the part its spec gives before `:`)."""
+    try:
+        return ModelSpec.parse(spec).scheme
+    except ConfigError:
+        return spec.partition(":")[0] if ":" in spec else "in-memory"
+
+
+def elicitation_config(definition: RunDefinition, plans: Sequence[TaskPlan]) -> dict[str, Any]:
+    """`config.elicitation`: the method, its shots and retriever and, per task, the scripts read (each
+    role's file and usable pairs; roles with fewer pairs than shots gave every sample what they had)."""
+    elicitation = definition.elicitation_method()
+    block = elicitation.describe()
+    if elicitation.few_shot:
+        block["tasks"] = {
+            plan.spec.name: {
+                "scripts": plan.scripts,
+                "fewer_pairs_than_shots": {
+                    role: script["pairs"]
+                    for role, script in plan.scripts.items()
+                    if script["pairs"] < elicitation.shots
+                },
+                "shots_mean": sum(plan.shots) / len(plan.shots) if plan.shots else 0.0,
+            }
+            for plan in plans
+        }
+    return block
+
+
+def data_provenance(source: DataSource, plans: Sequence[TaskPlan]) -> dict[str, Any]:
+    """The source's provenance; the packaged demo's own under `builtin` when demo tasks ran."""
+    builtin = [p for p in plans if p.spec.split.builtin]
+    if plans and len(builtin) == len(plans):
+        return {**source.demo().describe(), "kind": "builtin-demo"}
+    described = source.describe()
+    if builtin:
+        described["builtin"] = source.demo().describe()
+    return described
+
+
+def with_model_info(config: RunConfig, info: Mapping[str, Any]) -> RunConfig:
+    """A run's config with what the model said about itself (name, revision, chat template...)."""
+    model = {**info, **config.model}
+    prompt = {
+        **config.prompt,
+        "system_role": info.get("system_role", "system"),
+        "chat_template_sha256": info.get("chat_template_sha256"),
+    }
+    return config.model_copy(update={"model": model, "prompt": prompt})
+
+
+def merged_config(before: RunConfig | None, now: RunConfig) -> RunConfig:
+    """`now` with the tasks, data files and scripts `before` recorded (the same run going on)."""
+    if before is None:
+        return now.model_copy(deep=True)
+    merged = now.model_copy(
+        update={"tasks": {**before.tasks, **now.tasks}, "data": merged_data(before.data, now.data)}, deep=True
+    )
+    earlier = (before.elicitation or {}).get("tasks") or {}
+    if merged.elicitation and earlier:  # the scripts of every task of the run
+        merged.elicitation["tasks"] = {**earlier, **merged.elicitation.get("tasks", {})}
+    merged.scoring = {
+        **now.scoring,
+        "protocols": {**before.scoring.get("protocols", {}), **now.scoring["protocols"]},
+    }
+    if before.model.get("name") and not now.model.get("name"):  # the model's info, until it is loaded again
+        merged.model = {**before.model, **now.model}
+        merged.prompt = {**before.prompt, **now.prompt}
+    return merged
+
+
+def merged_data(before: Mapping[str, Any], now: Mapping[str, Any]) -> dict[str, Any]:
+    """One run's data provenance over both runs: the files either read; the packaged demo's under
+    `builtin` when only some of its tasks are demo tasks."""
+    demo = [d for d in (before, now) if d.get("kind") == "builtin-demo"]
+    other = [d for d in (before, now) if d.get("kind") != "builtin-demo"]
+    if not other:
+        return {**now, "files": {**(before.get("files") or {}), **(now.get("files") or {})}}
+    base = dict(other[-1])
+    base["files"] = {f: s for d in other for f, s in (d.get("files") or {}).items()}
+    builtins = [d.get("builtin") for d in other if d.get("builtin")] + [
+        {**{k: v for k, v in d.items() if k != "baseline_join"}, "kind": "local"} for d in demo
+    ]
+    if builtins:
+        files = {f: s for b in builtins for f, s in (b.get("files") or {}).items()}
+        base["builtin"] = {**builtins[-1], "files": files}
+    return base
+
+
+def timings(started: float, generated: float, finished: float) -> dict[str, float]:
+    return {
+        "generation_s": round(generated - started, 3),
+        "scoring_s": round(finished - generated, 3),
+        "total_s": round(finished - started, 3),
+    }

@@ -1,0 +1,103 @@
+"""results.json, derived from what the run folder holds: the one function that writes it.
+
+`derive_results` reads the run record (run.json: the definition, the config as planned, the groups), every
+samples file of the run's tasks, and every set of judgments (against the RoleGPT baseline, one per
+judge; against other runs, one per opponent), and computes the whole document from them. No command
+merges into results.json or carries another command's fields over: `evaluate`, `judge` and `score` each
+write their own files (samples, judgments, the record), then call this. So none can drop another's
+results, and a damaged results.json is rebuilt by running any of them (or `rolebench score DIR`).
+
+A samples file that lacks a protocol the run holds (one `rolebench score` added) is scored and written
+again here. Tasks the record planned but that never finished (an interrupted first run) have no
+samples file and are not in the results until `evaluate` finishes them; a finished task's samples file
+that is missing or damaged is rebuilt from the generation store before this runs
+(`rolebench.evaluation.pipeline.restore_samples`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from rolebench.errors import DataError
+from rolebench.evaluation.config import held_protocols, scoring_config
+from rolebench.evaluation.records import add_scores
+from rolebench.judging.results import judged_results
+from rolebench.results.provenance import now_iso
+from rolebench.results.schema import RunResults, SampleRecord
+from rolebench.run.folder import RunFolder
+from rolebench.run.record import RunRecord
+from rolebench.scoring.aggregate import GroupDef, aggregate_run
+from rolebench.scoring.protocols import ScoringProtocol
+
+
+def present_groups(groups: Mapping[str, Sequence[str]], tasks: Sequence[str]) -> list[GroupDef]:
+    """The groups whose every member is a task present or a group kept (groups of groups included)."""
+    known, kept = set(tasks), list[GroupDef]()
+    pending = dict(groups)
+    while True:
+        ready = [name for name, members in pending.items() if all(m in known for m in members)]
+        if not ready:
+            return kept
+        for name in ready:
+            kept.append(GroupDef(name, tuple(pending.pop(name))))
+            known.add(name)
+
+
+def scored_samples(
+    folder: RunFolder, task: str, split: str, protocols: Sequence[ScoringProtocol], rescore: bool = False
+) -> tuple[list[SampleRecord], str]:
+    """A task's samples scored under every protocol held (written again when one was missing, or always
+    with `rescore`), and the digest of the file the numbers come from."""
+    rows = folder.read_samples(task)
+    if (
+        not rescore
+        and all(p.name in r.protocol_scores for r in rows for p in protocols)
+        and all(r.scores == r.protocol_scores.get(protocols[0].name) for r in rows)
+    ):
+        return rows, str(folder.samples_digest(task))
+    rows = add_scores(rows, split, protocols, protocols[0].name)
+    return rows, folder.write_samples(task, rows)
+
+
+def derive_results(folder: RunFolder, record: RunRecord, *, rescore: bool = False) -> RunResults:
+    """The run's results.json document, from the folder's files (see the module docstring); `rescore`:
+    score every answer again (`rolebench score`)."""
+    tasks = record.finished_tasks()
+    if not tasks:
+        raise DataError(
+            "this run has no results yet (it was interrupted before any task finished)",
+            where=str(folder.path),
+            fix="run the same `rolebench evaluate` command again to resume it",
+        )
+    protocols = held_protocols(record.definition, record.config)
+    splits = record.splits()
+    records, digests = {}, {}
+    for task in tasks:
+        changed = record.finished.get(task) != folder.samples_digest(task)  # not the file the run wrote
+        records[task], digests[task] = scored_samples(
+            folder, task, splits[task], protocols, rescore or changed
+        )
+        if record.finished.get(task) != digests[task]:
+            record.wrote(task, digests[task])
+            record.write(folder)
+    spec = record.definition.model
+    caps = {task: record.max_new_tokens(task) for task in tasks}
+    groups = present_groups(record.groups, tasks)
+    boot = record.definition.bootstrap_settings()
+    results, grouped = aggregate_run(
+        records, {t: splits[t] for t in tasks}, groups, protocols, boot, caps, spec
+    )
+    for task, result in results.items():
+        result.samples_sha256 = digests[task]
+    config = record.config.model_copy(
+        update={"scoring": scoring_config(protocols), "bootstrap": boot.describe()}, deep=True
+    )
+    derived = RunResults(created=now_iso(), config=config, results=results, groups=grouped)
+    return judged_results(derived, folder.judgment_sets(), records)
+
+
+def write_derived(folder: RunFolder, record: RunRecord, *, rescore: bool = False) -> RunResults:
+    """Derive results.json and write it (atomically); the document written."""
+    results = derive_results(folder, record, rescore=rescore)
+    folder.write_results(results)
+    return results

@@ -1,0 +1,123 @@
+"""Which folder a judge's verdicts go to, and how a new pass joins what is there.
+
+A judge is identified by everything that changes its verdicts: its model identity (spec, options,
+weights), the endpoint it answers at (two servers behind one model name are two judges: a server that
+answered nonsense never stands in for another), and its judge file (templates, parser, orders,
+decoding, retries). An opponent run is identified by its run definition and the digests of the samples
+it was judged on. Each (opponent, judge) gets its own folder (`rolebench.run.folder.JudgmentSet`), so
+two opponents or two judges never mix.
+
+A new pass never makes a result worse: a pair that was judged keeps its verdict when the new pass did
+not judge it (a failed request, an unparsable verdict, a smaller `--judge-limit`), as long as both
+answers are the ones it judged.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from model_adapters import ModelSpec, model_identity
+from rolebench.errors import DataError
+from rolebench.judging.config import JudgeConfig
+from rolebench.judging.settings import JudgeSettings
+from rolebench.results.io import read_results_file
+from rolebench.run.folder import JUDGE_FILE, JudgmentSet, RunFolder, slug
+from rolebench.storage.files import write_json_atomic
+from rolebench.storage.records import content_key
+
+
+def endpoint(spec: str, settings: JudgeSettings) -> str | None:
+    """Where the judge answers: the base URL given, or the one in its spec (None: the backend's own)."""
+    url = settings.base_url or ModelSpec.parse(spec, where="--judge").base_url
+    return url.rstrip("/") if url else None
+
+
+def judge_identity(spec: str, settings: JudgeSettings, config: JudgeConfig) -> dict[str, Any]:
+    """Everything that changes a judge's verdicts (see the module docstring)."""
+    described = config.describe()
+    return {
+        "model": model_identity(ModelSpec.parse(spec, where="--judge"), settings.adapter_options()),
+        "endpoint": endpoint(spec, settings),
+        "judge": {k: described[k] for k in ("template_hash", "labels", "parser", "generation", "retries")}
+        | {"both_orders": config.both_orders},
+    }
+
+
+def judge_set(folder: RunFolder, spec: str, key: str, opponent: str | None = None) -> JudgmentSet:
+    """The folder of judge `spec` (identity digest `key`), against the baseline or an opponent's folder."""
+    return folder.judgment_set(f"{slug(spec)}-{key[:8]}", opponent)
+
+
+def opponent_folder(name: str, key: str) -> str:
+    return f"{slug(name)}-{key[:8]}"
+
+
+def set_of(folder: RunFolder, meta: dict[str, Any]) -> JudgmentSet:
+    """The set of judgments a judge.json block (as results.json's config shows it) was written with."""
+    against = meta.get("against")
+    opponent = (
+        opponent_folder(str(against.get("name")), str(against.get("identity")))
+        if isinstance(against, dict) and against.get("identity")
+        else None
+    )
+    return judge_set(folder, str(meta.get("spec")), str(meta.get("key") or ""), opponent)
+
+
+def _same_answers(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    return all(old.get(k) == new.get(k) for k in ("output_sha", "opponent_sha") if k in old and k in new)
+
+
+def joined(old: Sequence[dict[str, Any]], new: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A task's lines after a new pass: the new ones, but a verdict the new pass did not give again is
+    kept (same answers), and items the new pass did not cover keep their lines."""
+    judged = {line.get("id"): line for line in old if line.get("status") == "judged"}
+    covered = {line.get("id") for line in new}
+    lines = []
+    for line in new:
+        kept = judged.get(line.get("id"))
+        keep = kept is not None and line.get("status") != "judged" and _same_answers(kept, line)
+        lines.append(kept if keep and kept is not None else line)
+    return lines + [line for line in old if line.get("id") not in covered]
+
+
+def write_pass(
+    judgments: JudgmentSet, lines: dict[str, list[dict[str, Any]]], meta: dict[str, Any]
+) -> dict[str, list[dict[str, Any]]]:
+    """Join a pass's lines to the set's (see `joined`) and write them with the pass's meta; the lines."""
+    merged = {task: joined(judgments.lines(task), task_lines) for task, task_lines in lines.items()}
+    judgments.write(merged, meta)
+    return merged
+
+
+def adopt_legacy(folder: RunFolder) -> None:
+    """Move judgments an older rolebench wrote (DIR/judgments/<task>.jsonl and
+    judgments/versus/<name>/<task>.jsonl; how they were made in results.json's config) into judge
+    folders, keeping every line (call under the folder's lock)."""
+    legacy = [s for s in folder.judgment_sets() if s.legacy]
+    if not legacy:
+        return
+    config: Any = None
+    if folder.results_path.is_file():
+        try:
+            config = read_results_file(folder.results_path).config
+        except DataError:
+            config = None
+    for judgments in legacy:
+        if judgments.opponent is None:
+            meta = dict((config.judge if config is not None else None) or {})
+        else:
+            blocks = (config.versus if config is not None else None) or {}
+            name, meta = next(
+                ((k, dict(v)) for k, v in blocks.items() if slug(k) == judgments.opponent), (None, {})
+            )
+            meta["against"] = {**(meta.get("against") or {}), "name": name or judgments.opponent}
+        meta.setdefault("spec", "unknown judge (judged by an older rolebench)")
+        key = content_key("legacy-judgments", str(judgments.folder), meta.get("judged_at"))
+        meta["key"] = key
+        target = judge_set(folder, str(meta["spec"]), key, judgments.opponent)
+        target.folder.mkdir(parents=True, exist_ok=True)
+        for path in judgments.folder.glob("*.jsonl"):
+            os.replace(path, target.folder / path.name)
+        write_json_atomic(target.folder / JUDGE_FILE, meta)

@@ -1,0 +1,1 @@
+"""A run: its one definition (`definition`), its record (`record`: run.json) and its folder (`folder`)."""

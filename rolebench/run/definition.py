@@ -1,0 +1,285 @@
+"""The one run definition: every setting that changes a run's numbers, typed, with one identity.
+
+`RunDefinition` is what `rolebench evaluate` is asked to compute: the model (spec and options), the
+tasks, the data (location, revision), the `--limit` sample, the headline protocol, the elicitation
+method, the decoding settings and the bootstrap. Its fields are named as the command line's flags (in
+snake_case), and the command line, `--config` files, sweep files, the recipes' evaluate sections and the
+Python API all fill in this one record (`RunDefinition.read`); argparse only fills it in.
+
+Everything that needs "the settings of a run" reads it: the run folder's guard (what a rerun may
+change, `settings`), a sweep's "already done" test (`identity`), the generation cache key (`decoding`
+and `elicitation_method`), and results.json's `config` (`config.run` is this record). A new setting is
+one new field here. How a run is carried out (the folder, batch size, concurrency, progress bars)
+does not change its numbers: that is `Execution`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
+
+from model_adapters import GenerationConfig, ModelSpec, model_identity
+from rolebench.errors import ConfigError
+from rolebench.prompts.elicitation import ZERO_SHOT, Elicitation
+from rolebench.scoring.aggregate import BootstrapSettings
+from rolebench.scoring.protocols import DEFAULT_PROTOCOL, get_protocol
+from rolebench.settings_model import Float, Int, SettingsModel
+from rolebench.storage.records import content_key
+
+GROUP = "group"  # json_schema_extra key: the --help section of a flag
+SPLIT_LIST = "split_list"  # json_schema_extra key: the flag takes a comma-separated list
+KEY_VALUES = "key_values"  # json_schema_extra key: the flag takes key=value,key=value
+
+
+def setting(
+    default: Any,
+    text: str,
+    *,
+    group: str = "",
+    metavar: str | None = None,
+    ge: float | None = None,
+    gt: float | None = None,
+    le: float | None = None,
+    split_list: bool = False,
+    key_values: bool = False,
+) -> Any:
+    """A field of a settings record with its `--help` text, section and metavar, and how the command line
+    writes it (`split_list`: a comma-separated list; `key_values`: key=value,key=value)."""
+    schema: dict[str, Any] = {
+        GROUP: group,
+        "metavar": metavar,
+        SPLIT_LIST: split_list,
+        KEY_VALUES: key_values,
+    }
+    return Field(default, description=text, json_schema_extra=schema, ge=ge, gt=gt, le=le)
+
+
+def _listed(value: Any) -> Any:
+    """A comma-separated string (the command line) or a list (YAML, Python) as a tuple of names."""
+    if isinstance(value, str):
+        value = value.split(",")
+    if isinstance(value, list | tuple):
+        return tuple(str(v).strip() for v in value if str(v).strip())
+    return value
+
+
+def _option_text(value: Any) -> str:
+    """An option value as the command line gives it (so a YAML `true` and a flag's `true` are one run)."""
+    if value is None:
+        return "none"
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def key_values(value: Any, where: str = "--model-args") -> dict[str, str]:
+    """`key=value,key=value` (the command line) or a mapping (YAML, Python) as strings."""
+    if isinstance(value, dict):
+        return {str(k).strip(): _option_text(v) for k, v in value.items()}
+    if not isinstance(value, str):
+        raise ConfigError(f"{value!r} is not key=value pairs", where=where, fix="write key=value,key=value")
+    options: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in value.split(","))):
+        key, sep, text = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"bad model argument {item!r}", where=where, fix="write key=value,key=value")
+        options[key.strip()] = text.strip()
+    return options
+
+
+class RunDefinition(SettingsModel):
+    """Every setting that changes a run's numbers (see the module docstring)."""
+
+    model: str = setting(
+        ...,
+        "model spec: hf:ID[@REV], peft:BASE+ADAPTER, openai:MODEL[@URL], llamacpp:PATH, smollm2:135m (the "
+        "embedded model), vllm:ID, lmeval:NAME,args, baseline:rolegpt, and the floors baseline:question, "
+        "baseline:description",
+    )
+    tasks: tuple[str, ...] = setting(
+        ..., "comma-separated task or group names (see `rolebench tasks`)", split_list=True
+    )
+    model_args: dict[str, str] = setting(
+        {},
+        "backend options as key=value,... (e.g. dtype=bfloat16,device=cuda)",
+        group="generation",
+        key_values=True,
+    )
+    data_dir: str | None = setting(
+        None,
+        "local RoleBench folder in the Hub layout, a `rolebench data build` folder, or hf://ORG/NAME@VERSION "
+        "(default: $ROLEBENCH_DATA, else the upstream Hub repo at a pinned revision)",
+    )
+    revision: str | None = setting(None, "Hub revision of ZenMoore/RoleBench (default: the pinned one)")
+    limit: Int | None = setting(
+        None, "evaluate N samples of each task: a seeded sample stratified over roles", ge=1, metavar="N"
+    )
+    limit_mode: Literal["stratified", "first"] = setting(
+        "stratified", "how --limit picks samples: stratified (a seeded sample over roles) or the first N rows"
+    )
+    limit_seed: Int = setting(0, "seed of the stratified --limit sample")
+    protocol: str = setting(
+        DEFAULT_PROTOCOL,
+        "headline ROUGE-L protocol: rolellm (the paper's recall), rolebench (F-measure) or opencompass; "
+        "rolellm and rolebench are always computed",
+    )
+    elicitation: str = setting(
+        ZERO_SHOT,
+        "how the role is prompted (the RoleLLM paper's RoleGPT methods): zero-shot, few-shot-prompt "
+        "(demonstrations in the user turn) or few-shot-dialogue (demonstrations as earlier turns); "
+        "demonstrations are dialogue pairs retrieved per question from the role's own script",
+        metavar="METHOD",
+    )
+    shots: Int | None = setting(
+        None,
+        "demonstrations per question for a few-shot --elicitation (3 when not given; 0 is zero-shot)",
+        ge=0,
+        metavar="N",
+    )
+    max_new_tokens: Int | None = setting(
+        None,
+        "answer length cap in tokens (default: each task's own max_gen_toks, fitted to its references: 160 "
+        "for English tasks, 256 Chinese general, 320 Chinese role-specific; see `rolebench tasks`)",
+        group="generation",
+        ge=1,
+    )
+    temperature: Float = setting(0.0, "sampling temperature; 0 = greedy", group="generation", ge=0)
+    top_p: Float = setting(1.0, "nucleus sampling (1.0: every token)", group="generation", gt=0, le=1)
+    repetition_penalty: Float = setting(
+        1.0, "above 1 discourages repeats (1.0: none)", group="generation", gt=0
+    )
+    seed: Int = setting(0, "seed of sampling and of the bootstrap intervals", group="generation")
+    bootstrap: Int = setting(1000, "bootstrap resamples for confidence intervals (0: none)", ge=0)
+    include_path: tuple[str, ...] = setting((), "extra folder of task YAMLs (repeatable)", metavar="DIR")
+
+    _tasks = field_validator("tasks", "include_path", mode="before")(_listed)
+
+    @field_validator("model_args", mode="before")
+    @classmethod
+    def _model_args(cls, value: Any) -> dict[str, str]:
+        return key_values(value)
+
+    @field_validator("model")
+    @classmethod
+    def _spec(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("no model spec given")
+        return value.strip()
+
+    @field_validator("tasks")
+    @classmethod
+    def _some_task(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if not value:
+            raise ValueError("no task given: name tasks or groups (see `rolebench tasks`)")
+        return value
+
+    def checked(self, *, in_memory: bool = False) -> RunDefinition:
+        """This definition with its names checked (spec, protocol, elicitation) and the elicitation
+        normalised (`few-shot-dialogue` without shots: 3; any method with 0 shots: zero-shot); one
+        ConfigError line naming the flag otherwise. `in_memory`: the model is given as an object (its
+        spec is only a name)."""
+        if not in_memory:
+            ModelSpec.parse(self.model)
+        get_protocol(self.protocol)
+        method = Elicitation.parse(self.elicitation, self.shots)
+        self.decoding()
+        return self.model_copy(update={"elicitation": method.method, "shots": method.shots})
+
+    # what the pipeline reads ---------------------------------------------------------------------
+
+    def elicitation_method(self) -> Elicitation:
+        return Elicitation.parse(self.elicitation, self.shots)
+
+    def decoding(
+        self, max_new_tokens: int | None = None, execution: Execution | None = None
+    ) -> GenerationConfig:
+        """The decoding settings (`max_new_tokens`: a task's cap), with the execution's batching."""
+        how = execution or Execution()
+        cap = {"max_new_tokens": max_new_tokens} if max_new_tokens is not None else {}
+        return GenerationConfig(
+            temperature=self.temperature,
+            top_p=self.top_p,
+            repetition_penalty=self.repetition_penalty,
+            seed=self.seed,
+            batch_size=how.batch_size,
+            concurrency=how.concurrency,
+            **cap,
+        )
+
+    def bootstrap_settings(self) -> BootstrapSettings:
+        return BootstrapSettings(resamples=self.bootstrap, seed=self.seed)
+
+    def model_identity(self, base_url: str | None = None) -> dict[str, Any]:
+        """The model's cache identity (spec, output-changing options, local weights; never transport)."""
+        return model_identity(self.model, self.adapter_options(base_url))
+
+    def adapter_options(self, base_url: str | None = None) -> dict[str, Any]:
+        """The backend's options: `model_args`, and the execution's base URL."""
+        return {**self.model_args, **({"base_url": base_url} if base_url else {})}
+
+    # what the guard, the sweep and results.json read ----------------------------------------------
+
+    def settings(self) -> dict[str, Any]:
+        """The run-wide settings a rerun into the same folder must keep, named as the user sets them.
+        The model (by identity), the tasks (a run may add some), the data (by its resolved location and
+        files), the per-task length caps and `--limit` (it may grow) are compared by the guard itself."""
+        apart = {
+            "model",
+            "model_args",
+            "tasks",
+            "data_dir",
+            "revision",
+            "include_path",
+            "limit",
+            "max_new_tokens",
+        }
+        found: dict[str, Any] = {}
+        for name in type(self).model_fields:
+            if name in apart or name in ("elicitation", "shots", "limit_mode", "limit_seed"):
+                continue
+            found[f"--{name.replace('_', '-')}"] = getattr(self, name)
+        found["--elicitation/--shots"] = self.elicitation_method().label()
+        found["--limit-mode/--limit-seed"] = f"{self.limit_mode}/{self.limit_seed}" if self.limit else None
+        return found
+
+    def identity(self, tasks: dict[str, Any]) -> str:
+        """One digest of everything that decides this run's results, given its resolved tasks (name ->
+        version, file digest, cap): a finished run with the same identity is the same run."""
+        record = self.model_dump(mode="json", exclude={"model_args", "tasks", "include_path"})
+        if self.limit is None:  # no --limit: no sample to pick, whatever its mode and seed
+            record.pop("limit_mode"), record.pop("limit_seed")
+        return content_key("run", record, self.model_identity(), tasks)
+
+    def record(self) -> dict[str, Any]:
+        """What results.json records as `config.run` (and run.json as the run's definition)."""
+        return self.model_dump(mode="json")
+
+
+class Execution(SettingsModel):
+    """How a run is carried out; none of it changes the numbers."""
+
+    output: Path | None = setting(None, "the run folder (default: runs/<model>)", metavar="DIR")
+    batch_size: Int = setting(
+        8,
+        "prompts per forward pass (local models; llama.cpp: sequences decoded together)",
+        group="generation",
+        ge=1,
+    )
+    concurrency: Int = setting(8, "requests in flight (API models)", group="generation", ge=1)
+    base_url: str | None = setting(None, "OpenAI-compatible server URL for openai: specs", group="generation")
+    progress: bool = setting(True, "show progress bars")
+    overwrite: bool = setting(
+        False,
+        "replace the run in --output when another model or other settings made it, or a smaller --limit "
+        "(the generation store stays: its answers are keyed by everything that changes them)",
+    )
+
+
+def default_output(model: str, elicitation: Elicitation | None = None) -> Path:
+    """runs/<model>, and runs/<model>-<method>-<N> for a few-shot elicitation (one folder per method)."""
+    import re
+
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", model).strip("_") or "model"
+    if elicitation is not None and elicitation.few_shot:
+        name += f"-{elicitation.method}-{elicitation.shots}"
+    return Path("runs") / name

@@ -1,0 +1,103 @@
+"""Typed settings read from flags, files and Python calls: one pydantic base, one error line for a bad one.
+
+`SettingsModel.read(data, where)` validates a mapping (a YAML file, a sweep entry, the keyword arguments
+of `rolebench.evaluate`): an unknown key is refused with the closest known one, a bad value names the key
+and what is allowed. Numbers are strict where it matters: `Int` and `Float` refuse booleans (YAML's
+`yes`), `Float` refuses NaN and infinities.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Mapping
+from typing import Annotated, Any, Self
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+
+from rolebench.errors import ConfigError
+
+
+def _no_bool(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError("must be a number, not true/false")
+    return value
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError("must be a finite number")
+    return value
+
+
+Int = Annotated[int, BeforeValidator(_no_bool)]
+Float = Annotated[float, BeforeValidator(_no_bool), BeforeValidator(_finite), Field(allow_inf_nan=False)]
+
+
+class SettingsModel(BaseModel):
+    """Frozen, no undeclared key; `read` turns a validation error into one ConfigError line."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @classmethod
+    def read(cls, data: Mapping[str, Any], where: str, *, flag_style: bool = False) -> Self:
+        """`data` validated; `where` names its origin (a file, `rolebench.evaluate`, ...). With
+        `flag_style`, keys are shown as flags (`--max-new-tokens`) in the error."""
+        unknown = [key for key in data if key not in cls.model_fields]
+        if unknown:
+            close = difflib.get_close_matches(str(unknown[0]), list(cls.model_fields), n=1)
+            hint = f"did you mean {_name(close[0], flag_style)!r}? " if close else ""
+            known = ", ".join(_name(k, flag_style) for k in cls.model_fields)
+            raise ConfigError(
+                f"unknown option {_name(str(unknown[0]), flag_style)!r}",
+                where=where,
+                fix=f"{hint}known: {known}",
+            )
+        try:
+            return cls.model_validate(dict(data))
+        except ValidationError as exc:
+            raise invalid(exc, data, where, flag_style) from None
+
+
+_MESSAGES = {
+    "greater_than_equal": "must be at least {ge}",
+    "greater_than": "must be above {gt}",
+    "less_than_equal": "must be at most {le}",
+    "less_than": "must be below {lt}",
+    "int_parsing": "must be a whole number",
+    "int_from_float": "must be a whole number",
+    "int_type": "must be a whole number",
+    "float_parsing": "must be a number",
+    "float_type": "must be a number",
+    "bool_parsing": "must be true or false",
+    "bool_type": "must be true or false",
+    "string_type": "must be text",
+    "missing": "is required",
+    "finite_number": "must be a finite number",
+    "literal_error": "must be {expected}",
+}
+
+
+def invalid(
+    exc: ValidationError, data: Mapping[str, Any], where: str, flag_style: bool = False
+) -> ConfigError:
+    """The first problem of a ValidationError as one ConfigError line naming the key and its value."""
+    first = exc.errors()[0]
+    path = [str(part) for part in first["loc"]]
+    key = path[0] if path else "?"
+    template = _MESSAGES.get(first["type"])
+    context = first.get("ctx") or {}
+    message = template.format(**context) if template else str(first["msg"]).removeprefix("Value error, ")
+    shown = f"{_name(key, flag_style)} {data[key]!r}" if key in data else _name(key, flag_style)
+    inner = f" (at {'.'.join(path)})" if len(path) > 1 else ""
+    return ConfigError(
+        f"{shown}{inner} {message}"
+        if template or message.startswith("must")
+        else f"{shown}{inner}: {message}",
+        where=where,
+        fix=f"give {_name(key, flag_style)} a valid value",
+    )
+
+
+def _name(key: str, flag_style: bool) -> str:
+    return f"--{key.replace('_', '-')}" if flag_style else key

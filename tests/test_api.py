@@ -1,0 +1,143 @@
+"""The Python API: `rolebench.evaluate`, `judge`, `score` (the command line is a thin layer over them).
+
+Each returns the typed results record, equal to the results.json it writes; `model` may be a spec, a
+transformers model and tokenizer held in memory (answers identical to `hf:PATH` of the same weights), or
+any object with the adapter protocol. Models: `baseline:rolegpt`, the session's tiny random Llama, and an
+adapter written here; the packaged demo as data.
+"""
+# ruff: noqa: F811 - the imported `fake_openai` fixture is used as an argument, the pytest way
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import rolebench
+from model_adapters import Generation, GenerationConfig, Request
+from rolebench.api import EVALUATE_OPTIONS
+from rolebench.judging.settings import JudgeSettings
+from rolebench.run.folder import read_results
+from tests.fake_openai import fake_openai  # noqa: F401 - fixture
+from tests.test_judge import FAST, ranking
+
+DEMO = "rolebench_demo"
+
+
+def test_evaluate_returns_what_it_writes_into_a_temporary_folder_when_none_is_given():
+    results = rolebench.evaluate("baseline:rolegpt", DEMO, limit=3, progress=False)
+    assert results.folder is not None and results.folder.name.startswith("rolebench-run-")
+    assert results == read_results(results.folder)
+    assert set(results.results) == {"rolebench_demo_general", "rolebench_demo_specific"}
+    assert results.config.run is not None and results.config.run["limit"] == 3
+
+
+def test_judge_and_score_return_what_they_write(tmp_path, fake_openai):
+    run = tmp_path / "run"
+    rolebench.evaluate("baseline:rolegpt", [DEMO], output=run, progress=False)
+    server = fake_openai(lambda body: ranking("model_a"))
+    judged = rolebench.judge(
+        run, "openai:fake-model", base_url=server.base_url, judge_args=FAST, progress=False
+    )
+    assert judged == read_results(run) and judged.results["rolebench_demo_general"].value("judged")
+    scored = rolebench.score(run, "opencompass")
+    assert scored == read_results(run) and "opencompass" in scored.config.scoring["protocols"]
+    assert scored.results["rolebench_demo_general"].value("win_rate") is not None  # the judge's fields stay
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: rolebench.evaluate("baseline:rolegpt", DEMO, limt=3), "unknown option 'limt'"),
+        (lambda: rolebench.evaluate("baseline:rolegpt", DEMO, limit=0), "limit 0 must be at least 1"),
+        (lambda: rolebench.evaluate("baseline:rolegpt", DEMO, temperature=True), "temperature True"),
+        (lambda: rolebench.evaluate("baseline:rolegpt", "", progress=False), "no task given"),
+        (lambda: rolebench.evaluate("baseline:rolegpt", DEMO, protocol="rouge"), "unknown scoring protocol"),
+        (lambda: rolebench.judge(".", "openai:x", judge_limit=-1), "judge_limit -1 must be at least 1"),
+        (lambda: rolebench.judge(".", "openai:x", concurency=3), "did you mean 'concurrency'?"),
+        (lambda: rolebench.score(".", "rouge"), "unknown scoring protocol 'rouge'"),
+    ],
+)
+def test_bad_options_raise_one_clear_error_naming_them(call, message):
+    with pytest.raises(rolebench.RoleBenchError, match=re.escape(message)):
+        call()
+
+
+def test_a_model_given_in_memory_answers_as_its_spec_does(tiny_model_dir, tmp_path):
+    """A training loop evaluates the model it holds: the same answers as `hf:PATH` of the same weights, its
+    training mode kept, and other weights never served another's stored answers."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    options = {"tasks": DEMO, "limit": 4, "max_new_tokens": 12, "progress": False}
+    by_spec = rolebench.evaluate(f"hf:{tiny_model_dir}", output=tmp_path / "spec", **options)
+    model = AutoModelForCausalLM.from_pretrained(tiny_model_dir)
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
+    model.train()
+    in_memory = rolebench.evaluate((model, tokenizer), output=tmp_path / "memory", **options)
+    assert model.training  # left as it was found
+    for task in by_spec.results:
+        spec_rows = rolebench.run.folder.read_samples(tmp_path / "spec", task)
+        memory_rows = rolebench.run.folder.read_samples(tmp_path / "memory", task)
+        assert [r.output for r in memory_rows] == [r.output for r in spec_rows]
+        assert in_memory.results[task].value("cus") == by_spec.results[task].value("cus")
+    identity = in_memory.config.model["identity"]
+    assert identity["weights_digest"] and in_memory.config.model["spec"].startswith("hf:")
+    with __import__("torch").no_grad():
+        next(model.parameters()).add_(0.5)  # a training step
+    after = rolebench.evaluate((model, tokenizer), output=tmp_path / "after", **options)
+    assert after.config.model["identity"]["weights_digest"] != identity["weights_digest"]
+    with pytest.raises(rolebench.ConfigError, match="holds a run of"):  # not the same model any more
+        rolebench.evaluate((model, tokenizer), output=tmp_path / "memory", **options)
+
+
+class Shouting:
+    """A model of our own, through the adapter protocol: it answers the question in capitals."""
+
+    spec = "shouting:v1"
+
+    def info(self) -> dict[str, Any]:
+        return {"name": "shouting", "revision": "v1"}
+
+    def generate(
+        self, requests: Sequence[Request], config: GenerationConfig
+    ) -> Iterator[tuple[Request, Generation]]:
+        for request in requests:
+            yield request, Generation(text=request.messages[-1]["content"].upper(), finish_reason="stop")
+
+    def close(self) -> None:
+        raise AssertionError("a model given in memory belongs to its caller: never closed")
+
+
+def test_any_object_with_the_adapter_protocol_is_a_model(tmp_path):
+    results = rolebench.evaluate(Shouting(), DEMO, output=tmp_path, limit=2, progress=False)
+    row = rolebench.run.folder.read_samples(tmp_path, "rolebench_demo_general")[0]
+    assert row.output == row.messages[-1]["content"].upper()
+    assert results.config.model["spec"] == "shouting:v1" and results.config.model["name"] == "shouting"
+    again = rolebench.evaluate(Shouting(), DEMO, output=tmp_path, limit=2, progress=False)
+    assert again.results == results.results  # resumed from the store: the same run
+    with pytest.raises(TypeError, match="adapter protocol"):
+        rolebench.evaluate(object(), DEMO)
+
+
+def test_the_documented_options_are_exactly_the_settings_records():
+    """`evaluate`'s docstring lists its options; they are the fields of the records, no more, no less."""
+    fields = {name for model in EVALUATE_OPTIONS for name in model.model_fields} - {"model", "tasks"}
+    documented = set(re.findall(r"`([a-z_]+)`", inspect.getdoc(rolebench.evaluate) or ""))
+    assert fields <= documented, fields - documented
+    judge_doc = set(re.findall(r"`([a-z_]+)`", inspect.getdoc(rolebench.judge) or ""))
+    assert set(JudgeSettings.model_fields) <= judge_doc, set(JudgeSettings.model_fields) - judge_doc
+
+
+def test_importing_rolebench_stays_light():
+    import subprocess
+    import sys
+
+    heavy = "('torch', 'transformers', 'rolebench.api')"
+    code = f"import sys, rolebench; print(sorted(m for m in {heavy} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+    assert Path(rolebench.__file__).name == "__init__.py"
