@@ -231,7 +231,8 @@ def test_a_sweep_with_a_judge_judges_each_run_as_evaluate_does(tmp_path, fake_op
         judge_limit=3,
     )
     plan = load_sweep(file, tmp_path / "out")
-    assert plan.runs[0].judge is not None and plan.runs[0].judge.settings.progress is False
+    settings = plan.runs[0].judge_settings
+    assert plan.runs[0].judge == "openai:fake-model" and settings is not None and settings.progress is False
     results = evaluate_and_judge(plan.runs[0])
     task = results.results["rolebench_demo_specific"]
     assert task.value("judged") == 3 and task.value("win_rate") is not None
