@@ -197,7 +197,8 @@ def judge_step(args: argparse.Namespace) -> JudgeStep | None:
     from rolebench.sweep.plan import JudgeStep
 
     settings = replace(evaluate.judge_settings(args, args.judge_base_url), progress=False)
-    prepare_judge(args.judge, settings)
+    # Not the key or a local server: those are the Ray nodes' (a job checks them where it runs).
+    prepare_judge(args.judge, settings, environment=False)
     return JudgeStep(args.judge, settings)
 
 
