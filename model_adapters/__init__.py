@@ -19,7 +19,7 @@ from model_adapters.interface import (
     Request,
     Usage,
 )
-from model_adapters.loading import adapter_class, load_model, request_meta_keys
+from model_adapters.loading import adapter_class, load_model, preflight, request_meta_keys
 from model_adapters.registry import BACKENDS
 from model_adapters.spec import ModelSpec
 
@@ -40,5 +40,6 @@ __all__ = [
     "adapter_class",
     "load_model",
     "model_identity",
+    "preflight",
     "request_meta_keys",
 ]

@@ -26,8 +26,12 @@ class UserError(Exception):
         return text
 
 
-class ConfigError(UserError):
-    """A bad option, spec, task name or task file."""
+class ConfigError(UserError, ValueError):
+    """A bad option, spec, task name or task file; a bad argument of a library function.
+
+    A `ValueError` too (as pydantic's ValidationError is), so a caller of the Python API catches it the
+    Python way; the command line still prints it as one line, exit 2.
+    """
 
 
 class ModelError(UserError):

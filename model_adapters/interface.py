@@ -130,7 +130,8 @@ class AdapterBase(ABC):
 
     `Options` validates `--model-args`; `request_meta_keys` names the `Request.meta` fields the
     backend answers from (they enter its cache keys); `fingerprint` adds what identifies local
-    weights (file sizes and modification times), so a changed checkpoint is never served stale.
+    weights (file sizes and modification times), so a changed checkpoint is never served stale;
+    `preflight` checks what it needs from this machine (a key, a server) before any work.
     """
 
     Options: ClassVar[type[AdapterOptions]] = NoOptions
@@ -141,6 +142,13 @@ class AdapterBase(ABC):
     @abstractmethod
     def from_spec(cls, spec: ModelSpec, options: Any) -> Self:
         """Build (load) the backend for a parsed spec and its validated options."""
+
+    @classmethod
+    def preflight(cls, spec: ModelSpec, options: Any) -> None:
+        """Check, in seconds and without loading anything, what the backend will need from this machine
+        (a key, a server that answers): one ConfigError / ModelError line now rather than after hours
+        of other work. Nothing to check by default."""
+        return None
 
     @classmethod
     def fingerprint(cls, spec: ModelSpec, options: Any) -> dict[str, Any]:

@@ -28,6 +28,15 @@ def request_meta_keys(spec: str | ModelSpec) -> tuple[str, ...]:
     return tuple(adapter_class(spec).request_meta_keys)
 
 
+def preflight(spec: str | ModelSpec, **options: Any) -> None:
+    """Check a spec, its options and what its backend needs from this machine (an API key, a local
+    server that answers) without loading the model: one ConfigError / ModelError line for what is wrong.
+    Run it before work whose end needs the model (e.g. a judge after hours of generation)."""
+    parsed = as_spec(spec)
+    cls = adapter_class(parsed)
+    cls.preflight(parsed, cls.Options.parse(options, f"{parsed.scheme}:"))
+
+
 def load_model(spec: str | ModelSpec, **options: Any) -> AdapterBase:
     """Build the adapter a spec names. `options` are backend settings (e.g. `dtype`, `base_url`).
 

@@ -26,7 +26,9 @@ answer (not JSON, truncated, not a chat.completion, empty or whitespace-only tex
 `Retry-After` / `retry-after-ms` when longer, every wait capped at `max_backoff`. Then:
 - 401, 403, 404 (or `model_not_found`): no request can succeed, so `generate` raises one
   `ModelError` line naming the model and base URL, at once, without retries.
-- The server still unreachable after all retries (refused, DNS, TLS): `ModelError` too.
+- A host name that does not resolve (DNS), before the server ever answered: `ModelError` at once,
+  naming the host (waiting does not make a name exist; after an answer it is retried as a flake).
+- The server still unreachable after all retries (refused, TLS, DNS flakes): `ModelError` too.
 - Anything else still failing after all retries, or another 4xx (e.g. a prompt over the context
   length): that sample alone gets `Generation(text=None, error=...)` (failed: never stored, so a
   rerun retries only it); the others carry on.
@@ -43,34 +45,36 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from model_adapters.errors import ConfigError, ModelError, first_line
+from model_adapters.errors import ModelError, first_line
 from model_adapters.interface import AdapterBase, Generation, GenerationConfig, Request, Usage
+from model_adapters.network import reachable
 from model_adapters.openai_http import (
     DEFAULT_BASE_URL,
+    DEFAULT_KEY_ENV,
     URL_WHERE,
     ConnectFailed,
     ExchangeFailed,
     HttpSession,
+    NameNotResolved,
     RetryPolicy,
+    choose_base_url,
     encode_json,
     is_local,
     normalize_base_url,
     parse_retry_after,
     public_url,
+    read_api_key,
     within,
 )
 from model_adapters.openai_loop import LoopThread, stream
 from model_adapters.openai_response import Answer, read_answer, read_error, status_kind
 from model_adapters.options import AdapterOptions
-from model_adapters.secrets import hide_secrets, secret_from_env
+from model_adapters.secrets import hide_secrets
 from model_adapters.spec import ModelSpec
 
 __all__ = ["OpenAIAdapter", "OpenAIOptions", "RetryPolicy", "parse_retry_after", "request_params"]
 
 log = logging.getLogger(__name__)
-
-DEFAULT_KEY_ENV = "OPENAI_API_KEY"
-PLACEHOLDER_KEY = "EMPTY"
 
 
 class OpenAIOptions(AdapterOptions):
@@ -134,48 +138,40 @@ class OpenAIAdapter(AdapterBase):
         self._lock = threading.Lock()
         self._seen: dict[str, str] = {}  # system_fingerprint, served_model
         self._where = f"openai:{model} at {public_url(self.base_url)}"
-        self._http = HttpSession(self.base_url, self._read_key())
+        self._http = HttpSession(self.base_url, read_api_key(self.api_key_env, self.base_url, self._where))
         self._loop: LoopThread | None = None
+        self._answered = False  # whether any HTTP exchange completed (then a DNS failure is a flake)
 
     @classmethod
     def from_spec(cls, spec: ModelSpec, options: Any) -> OpenAIAdapter:
         """`openai:MODEL[@BASE_URL]` and its options; the base URL given once (spec or option)."""
-        spec_url, option_url = spec.base_url, options.base_url
-        if spec_url and option_url and normalize_base_url(spec_url) != normalize_base_url(option_url):
-            shown = f"{public_url(spec_url)} (spec) and {public_url(option_url)}"
-            raise ConfigError(
-                f"two base URLs: {shown}", where="--model / --base-url", fix="give the base URL once"
-            )
         retry = RetryPolicy(
             max_retries=options.max_retries, backoff=options.backoff, max_backoff=options.max_backoff
         )
         return cls(
             spec.name,
-            base_url=spec_url or option_url or DEFAULT_BASE_URL,
+            base_url=choose_base_url(spec.base_url, options.base_url),
             api_key_env=options.api_key_env,
             timeout=options.timeout,
             retry=retry,
             spec=str(spec),
         )
 
-    def _read_key(self) -> str:
-        """The API key from the environment; the placeholder for a local server; else one ConfigError."""
-        key = secret_from_env(self.api_key_env)  # registered: hidden from everything written
-        if key and not (key.isascii() and key.isprintable()):
-            raise ConfigError(
-                f"the key in {self.api_key_env} has characters an HTTP header cannot carry",
-                where=self._where,
-                fix=f"set {self.api_key_env} to the key alone (no line breaks or control characters)",
+    @classmethod
+    def preflight(cls, spec: ModelSpec, options: Any) -> None:
+        """Before any work: the API key (as the adapter reads it), and a local server's answer.
+
+        A server on this machine (127.0.0.1, localhost) must accept a connection within a few seconds;
+        a remote one is not contacted (that costs nothing: its first request says the same)."""
+        base_url = choose_base_url(spec.base_url, options.base_url)
+        where = f"openai:{spec.name} at {public_url(base_url)}"
+        read_api_key(options.api_key_env, base_url, where)
+        if is_local(base_url) and not reachable(base_url):
+            raise ModelError(
+                f"nothing answers at {public_url(base_url)}",
+                where=where,
+                fix=f"start the server first, or fix the base URL ({URL_WHERE})",
             )
-        if key:
-            return key
-        if is_local(self.base_url):
-            return PLACEHOLDER_KEY
-        raise ConfigError(
-            f"environment variable {self.api_key_env} is not set",
-            where=self._where,
-            fix=f"export {self.api_key_env}=<key>, or name another one with api_key_env=NAME",
-        )
 
     def info(self) -> dict[str, Any]:
         """Name, base URL (no credentials) and, once a response carried them, fingerprint and served model."""
@@ -242,12 +238,21 @@ class OpenAIAdapter(AdapterBase):
         """One HTTP exchange within the deadline: an answer, a final per-sample failure, or a retry."""
         try:
             status, headers, data = await within(self.timeout, self._http.post(body))
+        except NameNotResolved as exc:
+            if not self._answered:  # never resolved: a wrong name (or no DNS), not worth 6 retries
+                raise ModelError(
+                    f"the host name {exc.host} does not resolve ({exc.reason})",
+                    where=self._where,
+                    fix=f"check the host in the base URL ({URL_WHERE}) and this machine's network",
+                ) from None
+            return _Retry(f"connection failed: {hide_secrets(str(exc))}", unreachable=True)
         except ConnectFailed as exc:
             return _Retry(f"connection failed: {hide_secrets(str(exc))}", unreachable=True)
         except ExchangeFailed as exc:
             return _Retry(f"connection broken: {hide_secrets(str(exc))}")
         except asyncio.TimeoutError:  # TimeoutError on 3.11+: the whole attempt, connect to last byte
             return _Retry("timed out")
+        self._answered = True
         if 200 <= status < 300:
             answer = read_answer(data)
             self._record(answer)

@@ -5,8 +5,12 @@ run at concurrency 64 is bound by the client's CPU, and its `timeout` is per rea
 drips one byte a second holds a request for as long as it drips. aiohttp costs 0.5 to 0.8 ms (what
 lm-eval's API models use), and `within()` puts one deadline around connect, headers and body.
 
+Where the key comes from (`read_api_key`: the environment, never an option or a URL) and which base
+URL a spec names (`choose_base_url`) are here too, so that loading and `preflight` read them alike.
+
 `HttpSession.post` does only the HTTP exchange and says how it failed: `ConnectFailed` (no
-connection: refused, DNS, TLS handshake, proxy) or `ExchangeFailed` (it broke after connecting:
+connection: refused, TLS handshake, proxy; `NameNotResolved` when the host name does not resolve)
+or `ExchangeFailed` (it broke after connecting:
 reset, closed early, truncated or unparsable, over `MAX_BODY`). The adapter owns retries, parsing
 and the error policy.
 """
@@ -17,6 +21,7 @@ import asyncio
 import email.utils
 import json
 import random
+import socket
 import sys
 import urllib.request
 from collections.abc import Awaitable, Mapping
@@ -26,6 +31,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from model_adapters.errors import ConfigError, MissingDependency
+from model_adapters.secrets import secret_from_env
 
 if TYPE_CHECKING:
     import aiohttp
@@ -33,6 +39,8 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+PLACEHOLDER_KEY = "EMPTY"  # sent to a server on this machine when no key is set
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1", "0.0.0.0")
 URL_WHERE = "--base-url / openai:MODEL@BASE_URL"
 MAX_BODY = 32 * 1024 * 1024  # bytes: a chat completion is kilobytes; more is a broken or hostile server
@@ -104,6 +112,37 @@ def normalize_base_url(url: str) -> str:
     return urlunsplit((parts.scheme, parts.netloc, path or "/v1", "", ""))
 
 
+def choose_base_url(spec_url: str | None, option_url: str | None) -> str:
+    """The base URL, given once (in the spec or as the `base_url` option), normalised; else the default."""
+    if spec_url and option_url and normalize_base_url(spec_url) != normalize_base_url(option_url):
+        shown = f"{public_url(spec_url)} (spec) and {public_url(option_url)}"
+        raise ConfigError(
+            f"two base URLs: {shown}", where="--model / --base-url", fix="give the base URL once"
+        )
+    return normalize_base_url(spec_url or option_url or DEFAULT_BASE_URL)
+
+
+def read_api_key(env: str, base_url: str, where: str) -> str:
+    """The API key from the environment variable `env`; the placeholder for a server on this machine;
+    else one ConfigError (never the key itself in any text)."""
+    key = secret_from_env(env)  # registered: hidden from everything written
+    if key and not (key.isascii() and key.isprintable()):
+        raise ConfigError(
+            f"the key in {env} has characters an HTTP header cannot carry",
+            where=where,
+            fix=f"set {env} to the key alone (no line breaks or control characters)",
+        )
+    if key:
+        return key
+    if is_local(base_url):
+        return PLACEHOLDER_KEY
+    raise ConfigError(
+        f"environment variable {env} is not set",
+        where=where,
+        fix=f"export {env}=<key>, or name another one with api_key_env=NAME",
+    )
+
+
 def public_url(url: str) -> str:
     """The URL without user info or query string (either may carry a credential)."""
     parts = urlsplit(url)
@@ -153,6 +192,25 @@ def env_proxy(url: str) -> str | None:
 
 class ConnectFailed(Exception):
     """No connection could be made (refused, DNS, TLS handshake, proxy): the server is not there."""
+
+
+class NameNotResolved(ConnectFailed):
+    """The host name does not resolve (DNS): `host` is the name asked for, `reason` the resolver's word."""
+
+    def __init__(self, host: str, reason: str) -> None:
+        super().__init__(f"cannot resolve {host}: {reason}")
+        self.host, self.reason = host, reason
+
+
+def _dns_failure(exc: BaseException) -> NameNotResolved | None:
+    """A NameNotResolved when an aiohttp connection error is the resolver's (aiohttp's
+    ClientConnectorDNSError, or a socket.gaierror underneath on aiohttp before 3.10)."""
+    cause = getattr(exc, "os_error", None)
+    if type(exc).__name__ != "ClientConnectorDNSError" and not isinstance(cause, socket.gaierror):
+        return None
+    host = str(getattr(exc, "host", "") or "?")
+    reason = (getattr(cause, "strerror", None) or str(cause or exc)).strip() or "no address"
+    return NameNotResolved(host, " ".join(reason.split())[:200])
 
 
 class ExchangeFailed(Exception):
@@ -213,7 +271,7 @@ class HttpSession:
             async with session.post(self.url, data=body, proxy=self._proxy) as response:
                 return response.status, response.headers, await self._read(response)
         except aiohttp.ClientConnectorError as exc:  # refused, DNS, certificate, proxy (subclasses)
-            raise ConnectFailed(_reason(exc)) from None
+            raise _dns_failure(exc) or ConnectFailed(_reason(exc)) from None
         except (aiohttp.ClientError, OSError, ValueError) as exc:  # reset, truncated, not HTTP
             raise ExchangeFailed(f"{type(exc).__name__}: {_reason(exc)}") from None
 

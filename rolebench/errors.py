@@ -3,6 +3,10 @@
 
 The family is defined in `model_adapters.errors` (the ground floor, so that backends can raise it);
 `RoleBenchError` is its base under the name users know, and `DataError` is added here.
+
+The Python API fails the Python way: `ConfigError` (a bad option or argument) and `DataError` (a bad
+data file) are `ValueError`s, as pydantic's ValidationError is, and `ConfigTypeError` (an argument of
+the wrong type) is a `TypeError` as well; the command line prints each as its one line all the same.
 """
 
 from __future__ import annotations
@@ -11,8 +15,21 @@ from model_adapters.errors import ConfigError, MissingDependency, ModelError, fi
 from model_adapters.errors import UserError as RoleBenchError
 
 
-class DataError(RoleBenchError):
+class DataError(RoleBenchError, ValueError):
     """A missing or malformed data file."""
+
+
+class ConfigTypeError(ConfigError, TypeError):
+    """An argument of the wrong type (a list where a text belongs, a text where a number does): a
+    `TypeError`, and a `ConfigError` (so a `ValueError` too) like every other bad argument."""
+
+
+def kind_of(value: object) -> str:
+    """What a value is, for a message: "None", "an int", "a list"."""
+    if value is None:
+        return "None"
+    name = type(value).__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
 
 
 class RunFailed(RoleBenchError):
@@ -23,10 +40,12 @@ class RunFailed(RoleBenchError):
 
 __all__ = [
     "ConfigError",
+    "ConfigTypeError",
     "DataError",
     "MissingDependency",
     "ModelError",
     "RoleBenchError",
     "RunFailed",
     "first_line",
+    "kind_of",
 ]

@@ -41,6 +41,11 @@ CASES = [
         ["bench_judge", "--pairs", "20", "--concurrency", "4", "--latency", "0.01"], '"win_rate_lc"'
     ),
     pytest.param(
+        ["bench_length_control", "--pairs", "40", "--resamples", "5", "--repeat", "1", "--ae-draws", "2"],
+        '"lc_sklearn"',
+        marks=needs("sklearn"),
+    ),
+    pytest.param(
         [
             "bench_evaluate_vs_lmeval",
             "--model",

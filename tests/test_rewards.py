@@ -87,8 +87,8 @@ def test_make_reward_scores_under_another_protocol_and_warns_about_recall():
         ([{"role": "assistant", "content": "a"}], r"completions\[0\] is a dict"),
         ([[{"role": "user", "content": "a"}]], r"completions\[0\] has no assistant message"),
         ([[]], r"completions\[0\] is an empty list"),
-        ([None], r"completions\[0\] is a NoneType"),
-        ([[{"role": "assistant", "content": 3}]], r"the content of completions\[0\] is a int"),
+        ([None], r"completions\[0\] is None"),
+        ([[{"role": "assistant", "content": 3}]], r"the content of completions\[0\] is an int"),
         ("text", "completions is a str, not a list"),
     ],
 )
@@ -107,7 +107,7 @@ def test_missing_columns_and_bad_values_are_one_line():
         rouge_l_reward(completions=["a"], references=[["a"]], language=["fr"])
     with pytest.raises(ConfigError, match="2 completions but references is not a list of 2"):
         rouge_l_reward(completions=["a", "b"], references=[["a"]], language="en")
-    with pytest.raises(DataError, match=r"references\[0\] is a int"):
+    with pytest.raises(DataError, match=r"references\[0\] is an int"):
         rouge_l_reward(completions=["a"], references=[3], language="en")
 
 
@@ -170,7 +170,7 @@ def test_bad_prompt_arguments_are_one_line(rolebench_data):
         load_prompts("demo_general", part="test")
     with pytest.raises(ConfigError, match="unknown elicitation method 'zero_shot'.*did you mean 'zero-shot'"):
         load_prompts("zh_general", elicitation="zero_shot")
-    with pytest.raises(ConfigError, match="--shots -1 is not allowed"):
+    with pytest.raises(ConfigError, match="shots -1 is not allowed"):
         load_prompts("zh_general", elicitation="few-shot-dialogue", shots=-1)
     with pytest.raises(DataError, match="has no script file profiles-zh/profiles-zh-"):  # shots come from it
         load_prompts("zh_general", elicitation="few-shot-dialogue", limit=2, data_dir=str(rolebench_data))

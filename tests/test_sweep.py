@@ -239,7 +239,11 @@ def test_a_sweep_with_a_judge_judges_each_run_as_evaluate_does(tmp_path, fake_op
     assert results.config.judge["spec"] == "openai:fake-model"
 
 
-def test_the_sweep_builds_the_evaluate_options_that_rolebench_evaluate_builds(tmp_path, monkeypatch):
+def test_the_sweep_builds_the_evaluate_options_that_rolebench_evaluate_builds(
+    tmp_path,
+    monkeypatch,
+    fake_openai,  # noqa: F811
+):
     """Every `rolebench evaluate` option, set away from its default in a sweep file, reaches the run as
     it would through `rolebench evaluate --config FILE` (both read it into the same records with
     `rolebench.api.split_options`; a new evaluate option fails this test until it is added here)."""
@@ -270,7 +274,7 @@ def test_the_sweep_builds_the_evaluate_options_that_rolebench_evaluate_builds(tm
         "model_args": "timeout=5",
         "judge": "openai:gpt-4o",
         "judge_limit": 4,
-        "judge_base_url": "http://127.0.0.1:9/v1",
+        "judge_base_url": fake_openai(lambda body: "never asked").base_url,  # evaluate checks it answers
         "judge_config": "rolellm_rank",
         "price_table": str(prices),
         "bootstrap": 50,

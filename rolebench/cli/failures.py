@@ -19,10 +19,40 @@ BUG_EXIT = 1
 USER_EXIT = 2
 
 
+RAY_TOKEN_FIX = (
+    "give this machine the cluster's token (RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or ~/.ray/auth_token), "
+    "or join another cluster (--ray-address / RAY_ADDRESS)"
+)
+
+
+def ray_token_refused(exc: BaseException) -> str | None:
+    """Ray's word when it refused this process's authentication token, anywhere in the exception's chain:
+    a `ray.exceptions.AuthenticationError`, or its text inside the ConnectionError that `ray.init`
+    raises after its retries. None otherwise."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if type(current).__name__ == "AuthenticationError" and type(current).__module__.startswith("ray"):
+            return str(getattr(current, "message", "") or "authentication failed")
+        text = str(current)
+        if "InvalidAuthToken" in text or "ray.exceptions.AuthenticationError" in text:
+            found = text[text.find("InvalidAuthToken") :] if "InvalidAuthToken" in text else ""
+            return found.split(".")[0].replace("InvalidAuthToken: ", "") or "authentication failed"
+        current = current.__cause__ or current.__context__
+    return None
+
+
 def describe(exc: BaseException) -> tuple[str, int]:
     """(the line to print after "rolebench: error: ", the exit code)."""
     if isinstance(exc, RoleBenchError):
         return exc.line(), exc.exit_code
+    refused = ray_token_refused(exc)
+    if refused is not None:
+        return f"the Ray cluster refused this client's token ({refused}): {RAY_TOKEN_FIX}", USER_EXIT
+    if isinstance(exc, ConnectionError) and not exc.filename:  # a server that is not there, not a file
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        return f"{reason}: check the address and that the server runs, then try again", USER_EXIT
     if isinstance(exc, OSError):
         where = f" ({exc.filename})" if exc.filename else ""
         reason = exc.strerror or str(exc) or type(exc).__name__

@@ -163,8 +163,8 @@ def model_run(options: dict[str, Any], entry: ModelEntry, output: Path, where: s
         raise in_file(exc, where) from None
     settings = judging.settings(definition, execution) if judging.judge else None
     if judging.judge and settings is not None:
-        try:
-            prepare_judge(judging.judge, settings)
+        try:  # not the key or a local server: those are the Ray nodes' (a job checks them where it runs)
+            prepare_judge(judging.judge, settings, environment=False)
         except ConfigError as exc:
             raise in_file(exc, f"{file}: judge") from None
     resources: dict[str, Any] = {"num_cpus": _number(entry.num_cpus), "num_gpus": _number(entry.num_gpus)}

@@ -8,18 +8,19 @@ sha, which is recorded with the sha256 of every file in `DIR/checksums.json`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from model_adapters.network import offline
+from rolebench.data.hub_errors import hub_errors
 from rolebench.data.layout import MANIFEST_NAME, upstream_patterns
 from rolebench.data.manifest import Manifest, packaged_manifest, read_manifest, scan, verify, write_manifest
 from rolebench.data.source import UPSTREAM_REPO
 from rolebench.errors import ConfigError, DataError
 
 REPO_TYPE = "dataset"
+LOCAL_BUILD = "give --data-dir a local build folder (`rolebench data build`) instead"
 
 
 def _api() -> Any:
@@ -28,71 +29,10 @@ def _api() -> Any:
     return HfApi()  # a fresh client: reads the endpoint and token configured now
 
 
-@contextmanager
-def hub_errors(what: str, where: str) -> Iterator[None]:
-    """Turn huggingface_hub / network failures into one-line DataErrors naming the repo and a fix."""
-    from huggingface_hub.errors import (
-        HfHubHTTPError,
-        LocalEntryNotFoundError,
-        OfflineModeIsEnabled,
-        RemoteEntryNotFoundError,
-        RepositoryNotFoundError,
-        RevisionNotFoundError,
-    )
-
-    try:
-        yield
-    except RevisionNotFoundError:
-        raise DataError(
-            f"{what}: revision not found",
-            where=where,
-            fix="check the branch, tag or commit (the Hub lists them under 'Files and versions')",
-        ) from None
-    except RemoteEntryNotFoundError:
-        raise DataError(
-            f"{what}: no such file in the repository",
-            where=where,
-            fix="check the path; a rolebench build has checksums.json at its root",
-        ) from None
-    except RepositoryNotFoundError:
-        raise DataError(
-            f"{what}: repository not found",
-            where=where,
-            fix="check ORG/NAME; a private repo needs a token (hf auth login or HF_TOKEN)",
-        ) from None
-    except (OfflineModeIsEnabled, LocalEntryNotFoundError) as exc:
-        raise DataError(
-            f"{what}: the Hub cannot be reached and the files are not cached",
-            where=where,
-            fix=f"check the network and HF_ENDPOINT, or unset HF_HUB_OFFLINE ({type(exc).__name__})",
-        ) from None
-    except HfHubHTTPError as exc:
-        status = exc.response.status_code if exc.response is not None else "?"
-        fix = (
-            "log in with `hf auth login` or set HF_TOKEN to a token with write access"
-            if status in (401, 403)
-            else "see the Hub's message above and retry"
-        )
-        raise DataError(
-            f"{what}: the Hub answered HTTP {status}: {str(exc).splitlines()[0]}", where=where, fix=fix
-        ) from None
-    except (
-        OSError
-    ) as exc:  # connection refused, DNS, timeouts (httpx errors are not OSErrors but are caught below)
-        raise DataError(f"{what}: {exc}", where=where, fix="check the network and HF_ENDPOINT") from None
-    except Exception as exc:
-        if type(exc).__module__.startswith(("httpx", "httpcore")):
-            raise DataError(
-                f"{what}: cannot reach the Hub ({type(exc).__name__}: {exc})",
-                where=where,
-                fix="check the network and HF_ENDPOINT",
-            ) from None
-        raise
-
-
 def resolve_revision(repo: str, revision: str | None) -> str:
     """The full commit sha of `revision` (branch, tag or sha; default: the default branch) of a dataset."""
-    with hub_errors(f"cannot resolve revision {revision or 'main'!r}", f"hf://datasets/{repo}"):
+    offline()  # no Hub: refused at once, not after a minute of retries
+    with hub_errors(f"resolve revision {revision or 'main'!r}", f"hf://datasets/{repo}"):
         info = _api().dataset_info(repo, revision=revision)
     if not info.sha:
         raise DataError("the Hub returned no commit sha", where=f"hf://datasets/{repo}@{revision}")
@@ -100,10 +40,12 @@ def resolve_revision(repo: str, revision: str | None) -> str:
 
 
 def fetch_file(repo: str, relpath: str, commit: str) -> Path:
-    """One file of a dataset repo at a commit, through the huggingface_hub cache."""
+    """One file of a dataset repo at a commit (or branch or tag), through the huggingface_hub cache; without
+    a network (probed once), from the cache alone, and a file not there is refused at once."""
     from huggingface_hub import hf_hub_download
 
-    with hub_errors(f"cannot download {relpath}", f"hf://datasets/{repo}@{commit}"):
+    offline()
+    with hub_errors(f"download {relpath}", f"hf://datasets/{repo}@{commit}", local_copy=LOCAL_BUILD):
         return Path(hf_hub_download(repo, relpath, repo_type=REPO_TYPE, revision=commit))
 
 
@@ -128,7 +70,7 @@ def download_upstream(to: Path, *, repo: str = UPSTREAM_REPO, revision: str | No
             fix="download each revision into its own folder",
         )
     patterns = upstream_patterns()
-    with hub_errors("download failed", f"hf://datasets/{repo}@{commit}"):
+    with hub_errors("download the files", f"hf://datasets/{repo}@{commit}"):
         snapshot_download(
             repo, repo_type=REPO_TYPE, revision=commit, local_dir=str(to), allow_patterns=patterns
         )
@@ -215,7 +157,7 @@ def push_dataset(folder: Path, repo: str, *, version: str | None = None, private
     _check_repo(manifest, repo)
     api = _api()
     where = f"hf://datasets/{repo}"
-    with hub_errors("push failed", where):
+    with hub_errors(f"push {version}", where):
         api.create_repo(repo, repo_type=REPO_TYPE, exist_ok=True, private=private)
         if _tag_exists(api, repo, version):
             raise ConfigError(

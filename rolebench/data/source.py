@@ -14,14 +14,19 @@ from typing import Any
 
 from model_adapters.files import file_sha256
 from model_adapters.network import offline
+from rolebench.data.hub_errors import hub_errors
 from rolebench.data.splits import DEMO_ROOT
 from rolebench.errors import DataError, MissingDependency
 
 UPSTREAM_REPO = "ZenMoore/RoleBench"
-# main of ZenMoore/RoleBench when this harness was written (the copy in shared/rolebench is this commit).
+# main of ZenMoore/RoleBench when this harness was written (the copy the tests read is this commit).
 # A full sha: the Hub does not resolve short commit hashes.
 UPSTREAM_REVISION = "a57ed54f9613921e4a5f1b63601a558cd5acf971"
 DATA_DIR_ENV = "ROLEBENCH_DATA"
+LOCAL_COPY = (
+    f"point --data-dir / {DATA_DIR_ENV} at a local copy in the Hub layout "
+    "(`rolebench data download --to DIR` makes one where the Hub answers)"
+)
 
 
 @dataclass
@@ -86,19 +91,16 @@ class DataSource:
             from huggingface_hub.errors import EntryNotFoundError, LocalEntryNotFoundError
         except ImportError as exc:  # pragma: no cover - huggingface_hub is a core dependency
             raise MissingDependency("reading RoleBench from the Hub", "huggingface_hub", "data") from exc
-        no_network = offline()  # no Hub: the local cache only, and a missing file fails at once
-        try:
-            return Path(hf_hub_download(self.location, relpath, repo_type="dataset", revision=self.revision))
-        except LocalEntryNotFoundError:  # a subclass of EntryNotFoundError in huggingface_hub>=1
-            reason = "the Hub cannot be reached" if no_network else "cannot download it from the Hub"
-            raise DataError(
-                f"RoleBench file {relpath} is not in the local Hub cache and {reason}",
-                where=self.describe_location(),
-                fix=f"connect to the network, or point --data-dir / {DATA_DIR_ENV} at a local copy "
-                "(../shared/rolebench, or `rolebench data download --to DIR`)",
-            ) from None
-        except EntryNotFoundError:
-            return None
+        offline()  # no Hub: the local cache only, and a missing file fails at once
+        with hub_errors(f"read RoleBench file {relpath}", self.describe_location(), local_copy=LOCAL_COPY):
+            try:
+                return Path(
+                    hf_hub_download(self.location, relpath, repo_type="dataset", revision=self.revision)
+                )
+            except EntryNotFoundError as exc:  # not in the repo: the caller says what it needed it for
+                if isinstance(exc, LocalEntryNotFoundError):  # its subclass: not cached, no Hub
+                    raise
+                return None
 
     def _how_to_get(self, relpath: str) -> str:
         if self.kind == "local":

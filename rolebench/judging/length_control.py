@@ -11,11 +11,16 @@ difference. Here, per judged pair i:
 in characters, as AlpacaEval measures them. The targets are the pair outcomes of both orders combined
 (win 1, tie 0.5, loss 0: a soft label, fit by its log-likelihood as AlpacaEval does), and the
 length-controlled win rate is `sigmoid(b0)`, the prediction at d = 0. The fit is a ridge-penalised
-Newton solve (penalty 1/C on both weights, C = 100, the strength of AlpacaEval's default; AlpacaEval
-uses L1 and cross-validates C). AlpacaEval's other features are left out on purpose: its instruction
-difficulty is estimated from many models' annotations of the same instructions, and its "regularise
-towards the baseline" term from deliberately verbose and concise variants of the baseline; one run
-has neither. The interval is a bootstrap over pairs (each resample refit), with the run's settings.
+Newton solve (penalty 1/C on both weights, C = 100). AlpacaEval's configs all choose C by 5-fold
+cross-validation under an L1 penalty; C = 100 is only what its fitting function
+(`fit_LogisticRegressionCV`) falls back to when it does not cross-validate, and a fixed C keeps a run's
+number reproducible from its pairs alone. Against alpaca-eval 0.6.6's own code on the same preferences
+(`benchmarks/bench_length_control.py`): the same number with the same penalty, and close to it with
+its cross-validated C (the figures: benchmarks/README.md). AlpacaEval's other features are left out on
+purpose: its instruction difficulty is estimated from many models' annotations of the same
+instructions, and its "regularise towards the baseline" term from deliberately verbose and concise
+variants of the baseline; one run has neither. The interval is a bootstrap over pairs (each resample
+refit), with the run's settings.
 
 What it does: a judge that prefers the longer answer and nothing else gives a model whose only edge is
 length a raw win rate near its share of longer answers and a length-controlled one near 0.5; a judge
@@ -31,7 +36,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-C = 100.0  # inverse penalty strength, as AlpacaEval's default
+C = 100.0  # inverse penalty strength: AlpacaEval's fallback when it does not cross-validate C
 MIN_PAIRS = 10  # fewer judged pairs: no length-controlled number
 ITERATIONS = 100
 METHOD = {

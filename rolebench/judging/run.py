@@ -15,9 +15,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from model_adapters import ModelSpec, model_identity
+from model_adapters import ModelSpec, model_identity, preflight
 from rolebench.cached_model import CachedModel
-from rolebench.errors import ConfigError
+from rolebench.errors import ConfigError, ModelError
 from rolebench.judging.calls import JudgeCaller, Slot
 from rolebench.judging.config import JudgeConfig, load_judge_config, load_price_table, run_cost
 from rolebench.judging.outcomes import ORDERS, Pair, pair_line
@@ -90,18 +90,26 @@ def _spending(
 
 
 def prepare_judge(
-    judge_spec: str, settings: JudgeSettings
+    judge_spec: str, settings: JudgeSettings, *, environment: bool = True
 ) -> tuple[JudgeConfig, dict[str, tuple[float, float]] | None]:
-    """Check everything about a judge before any work (spec, options, judge file, price table): one line
-    for whatever is wrong. The judge's definition and the price table."""
+    """Check everything about a judge before any work (spec, options, judge file, price table and, with
+    `environment`, what its backend needs from this machine: an API key, a local server that answers):
+    one line for whatever is wrong. The judge's definition and the price table."""
+    spec = ModelSpec.parse(judge_spec, where="--judge")
     try:
-        model_identity(ModelSpec.parse(judge_spec, where="--judge"), settings.adapter_options())
+        model_identity(spec, settings.adapter_options())
     except ConfigError as exc:
         raise ConfigError(
             exc.what, where=exc.where if exc.where != "--model" else "--judge", fix=exc.fix
         ) from None
     config = load_judge_config(settings.judge_config)
     prices = load_price_table(settings.price_table) if settings.price_table else None
+    if environment:  # last: what this machine must give the judge (its key, its local server)
+        try:
+            preflight(spec, **settings.adapter_options())
+        except (ConfigError, ModelError) as exc:
+            where = f"--judge: {exc.where}" if exc.where else "--judge"
+            raise type(exc)(exc.what, where=where, fix=exc.fix) from None
     return config, prices
 
 

@@ -8,15 +8,15 @@ model-index entries (`EvalResult`), which `update_model_card` merges into a mode
 
 from __future__ import annotations
 
-import contextlib
 import fnmatch
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from rolebench.data.hub_errors import hub_errors
 from rolebench.errors import ConfigError, DataError
 from rolebench.leaderboard.boards import OURS, SPLIT_LABELS, Board, Row
 from rolebench.leaderboard.build import OUTPUT_FILES
@@ -56,37 +56,6 @@ def files_to_publish(folder: Path) -> list[str]:
     return [f for f in found if any(fnmatch.fnmatch(f, pattern) for pattern in PUBLISH_PATTERNS)]
 
 
-@contextlib.contextmanager
-def hub_errors(action: str) -> Iterator[None]:
-    """Turn the Hub's HTTP, offline-mode and connection failures into one-line ConfigErrors."""
-    from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
-
-    try:
-        yield
-    except OfflineModeIsEnabled:
-        raise ConfigError(
-            f"cannot {action}: Hub offline mode is on",
-            where="HF_HUB_OFFLINE",
-            fix="unset HF_HUB_OFFLINE to publish",
-        ) from None
-    except HfHubHTTPError as exc:
-        status = exc.response.status_code if exc.response is not None else None
-        fix = (
-            "log in (`hf auth login`) or set HF_TOKEN with write access"
-            if status in (401, 403)
-            else "check the repo id and --endpoint"
-        )
-        raise ConfigError(f"the Hub refused to {action} (HTTP {status})", fix=fix) from None
-    except Exception as exc:
-        names = {cls.__name__ for cls in type(exc).__mro__}
-        if isinstance(exc, OSError) or names & {"TransportError", "TimeoutException"}:
-            raise ConfigError(
-                f"cannot reach the Hub to {action}: {exc.__class__.__name__}",
-                fix="check the network or --endpoint",
-            ) from None
-        raise
-
-
 def publish_folder(
     folder: Path,
     repo: str,
@@ -102,7 +71,7 @@ def publish_folder(
     check_repo_id(repo, "--repo")
     files_to_publish(folder)
     api = HfApi(endpoint=endpoint, token=token)
-    with hub_errors(f"publish to {repo}"):
+    with hub_errors(f"publish to {repo}", f"hf://datasets/{repo}", endpoint="--endpoint"):
         api.create_repo(repo, repo_type="dataset", exist_ok=True, private=private)
         info = api.upload_folder(
             repo_id=repo,
@@ -214,7 +183,10 @@ def update_model_card(
 
     check_repo_id(repo, "--model-card-repo")
     api = HfApi(endpoint=endpoint, token=token)
-    with hub_errors(f"update the model card of {repo}"), tempfile.TemporaryDirectory() as tmp:
+    with (
+        hub_errors(f"update the model card of {repo}", f"hf://{repo}", endpoint="--endpoint"),
+        tempfile.TemporaryDirectory() as tmp,
+    ):
         text = None
         if "README.md" in api.list_repo_files(repo, repo_type="model"):
             text = Path(api.hf_hub_download(repo, "README.md", repo_type="model", local_dir=tmp)).read_text(

@@ -14,6 +14,8 @@ has seen the answers, and its scores on that split mean nothing. It needs `allow
 from __future__ import annotations
 
 import difflib
+import numbers
+import os
 import warnings
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +25,7 @@ from rolebench.data.samples import Sample, load_samples
 from rolebench.data.sampling import select
 from rolebench.data.scripts import ScriptLibrary
 from rolebench.data.splits import SPLITS, get_split
-from rolebench.errors import ConfigError, MissingDependency
+from rolebench.errors import ConfigError, ConfigTypeError, MissingDependency, kind_of
 from rolebench.prompts.elicitation import Elicitation, sample_request
 from rolebench.tasks.catalogue import catalogue, resolve
 
@@ -35,6 +37,44 @@ TEST_LEAKS = (
     "training on the test part leaks the benchmark's answers into the model: its scores on that split "
     "then mean nothing"
 )
+
+
+# load_prompts' arguments: the types each accepts ("int": an integer, never a bool; None where optional).
+ARGUMENT_TYPES: dict[str, tuple[Any, ...]] = {
+    "split": (str,),
+    "part": (str,),
+    "data_dir": (str, os.PathLike, None),
+    "limit": ("int", None),
+    "elicitation": (str, None),
+    "shots": ("int", None),
+    "allow_test": (bool,),
+    "seed": ("int",),
+}
+
+
+def _is(value: object, kind: Any) -> bool:
+    if kind is None:
+        return value is None
+    if kind == "int":
+        return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    return isinstance(value, kind)
+
+
+def check_arguments(**given: object) -> None:
+    """ConfigTypeError (a TypeError and a ValueError) naming the first argument of `load_prompts` whose
+    type is wrong: a text where a number belongs (`shots="3"`), a list where a name does, a truthy text
+    for `allow_test`."""
+    for name, value in given.items():
+        kinds = ARGUMENT_TYPES[name]
+        if not any(_is(value, kind) for kind in kinds):
+            wanted = " or ".join(
+                "None" if k is None else "an integer" if k == "int" else f"a {getattr(k, '__name__', k)}"
+                for k in kinds
+            )
+            raise ConfigTypeError(
+                f"{name} is {kind_of(value)} ({value!r:.40}), not {wanted}",
+                where=f"load_prompts({name}=...)",
+            )
 
 
 def prompt_messages(sample: Sample, elicitation: Elicitation, library: ScriptLibrary | None) -> list[Message]:
@@ -119,20 +159,45 @@ def load_prompts(
         allow_test: allow `part="test"` (it warns: the model then has seen the benchmark's answers).
         seed: the seed of the `limit` sample (`rolebench evaluate --limit-seed`).
 
+    Raises:
+        ValueError: a bad value (an unknown split, part or method, the test part without
+            `allow_test`, a limit under 1), as `rolebench.ConfigError`; a missing or malformed data
+            file, as `rolebench.DataError`. An argument of the wrong type (`shots="3"`) is a
+            `TypeError` as well (`rolebench.errors.ConfigTypeError`). Every message names the argument.
+
     Returns:
         A `datasets.Dataset` with `prompt` (chat messages, exactly as `rolebench evaluate` builds
         them), `references` (the row's reference answers), `language`, `role` and `id`.
     """
+    check_arguments(
+        split=split,
+        part=part,
+        data_dir=data_dir,
+        limit=limit,
+        elicitation=elicitation,
+        shots=shots,
+        allow_test=allow_test,
+        seed=seed,
+    )
+    if shots is not None and shots < 0:
+        raise ConfigError(
+            f"shots {shots} is not allowed", where="load_prompts(shots=...)", fix="use 0 or more"
+        )
     check_part(part, allow_test)
-    method = parse_elicitation(elicitation, shots)
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+    method = parse_elicitation(elicitation, None if shots is None else int(shots))
+    if limit is not None and limit < 1:
         raise ConfigError(
             f"limit {limit!r} is not allowed", where="load_prompts(limit=...)", fix="use 1 or more"
         )
     source = resolve_source(data_dir)
     columns: dict[str, list[Any]] = {"prompt": [], "references": [], "language": [], "role": [], "id": []}
     for split_id in split_ids(split):
-        samples = select(load_samples(split_id, source, file=f"{part}.jsonl"), limit, "stratified", seed)
+        samples = select(
+            load_samples(split_id, source, file=f"{part}.jsonl"),
+            None if limit is None else int(limit),
+            "stratified",
+            int(seed),
+        )
         library = ScriptLibrary(get_split(split_id), source) if method.few_shot else None
         for sample in samples:
             columns["prompt"].append(prompt_messages(sample, method, library))

@@ -21,7 +21,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from rolebench.errors import ConfigError, DataError
+from rolebench.errors import ConfigError, DataError, kind_of
 from rolebench.scoring.inputs import check_language
 from rolebench.scoring.protocols import F_MEASURE_PROTOCOL, get_protocol
 
@@ -36,8 +36,13 @@ def _content_text(content: object, where: str) -> str:
     if content is None:  # an assistant turn with tool calls only
         return ""
     if isinstance(content, list) and all(isinstance(part, Mapping) for part in content):
-        return "".join(str(part.get("text") or "") for part in content if part.get("type") == "text")
-    raise DataError(f"the content of {where} is a {type(content).__name__}", where=where, fix=FIX_COMPLETION)
+        texts = [part.get("text") for part in content if part.get("type") == "text"]
+        if all(isinstance(text, str) for text in texts):
+            return "".join(texts)
+        raise DataError(f"a text part of {where} holds no text", where="rouge_l_reward", fix=FIX_COMPLETION)
+    raise DataError(
+        f"the content of {where} is {kind_of(content)}", where="rouge_l_reward", fix=FIX_COMPLETION
+    )
 
 
 def completion_text(completion: object, index: int) -> str:
@@ -56,7 +61,7 @@ def completion_text(completion: object, index: int) -> str:
             if message.get("role") == "assistant":
                 return _content_text(message.get("content"), where)
         raise DataError(f"{where} has no assistant message", where="rouge_l_reward", fix=FIX_COMPLETION)
-    shape = "an empty list" if completion == [] else f"a {type(completion).__name__}"
+    shape = "an empty list" if completion == [] else kind_of(completion)
     raise DataError(
         f"{where} is {shape}, not a text or chat messages", where="rouge_l_reward", fix=FIX_COMPLETION
     )
@@ -77,12 +82,18 @@ def item_references(value: object, index: int) -> list[str] | None:
     if value is None:
         return None
     refs = [value] if isinstance(value, str) else value
-    if not isinstance(refs, Sequence) or not all(isinstance(r, str) for r in refs):
+    fix = "give each item a list of reference answers (rolebench.rewards.load_prompts does)"
+    if not isinstance(refs, Sequence):
         raise DataError(
-            f"references[{index}] is a {type(value).__name__}, not a list of texts",
-            where="rouge_l_reward",
-            fix="give each item a list of reference answers (rolebench.rewards.load_prompts does)",
+            f"references[{index}] is {kind_of(value)}, not a list of texts", where="rouge_l_reward", fix=fix
         )
+    for position, ref in enumerate(refs):
+        if not isinstance(ref, str):
+            raise DataError(
+                f"references[{index}][{position}] is {kind_of(ref)}, not a text",
+                where="rouge_l_reward",
+                fix=fix,
+            )
     return list(refs) if any(r and not r.isspace() for r in refs) else None
 
 
@@ -101,8 +112,11 @@ def item_languages(language: object, n: int) -> list[str]:
             where="rouge_l_reward",
             fix="pass the dataset's `language` column as TRL does",
         )
-    for value in set(languages):
-        check_language(value, where="rouge_l_reward `language`")
+    if isinstance(language, str):
+        check_language(language, where="rouge_l_reward(language=...)")
+    else:  # a column: each value checked (not through a set: a hostile value need not be hashable)
+        for index, value in enumerate(languages):
+            check_language(value, where=f"rouge_l_reward(language=...), item {index}")
     return list(languages)
 
 
@@ -118,7 +132,7 @@ def score_completions(
         )
     if isinstance(completions, str) or not isinstance(completions, Sequence):
         raise DataError(
-            f"completions is a {type(completions).__name__}, not a list",
+            f"completions is {kind_of(completions)}, not a list",
             where="rouge_l_reward",
             fix=FIX_COMPLETION,
         )
@@ -172,6 +186,12 @@ def rouge_l_reward(
         One score in [0, 1] per completion (None for an item without references), equal to
         `rolebench.rouge_l(texts, references, language, protocol="rolebench")`.
 
+    Raises:
+        ValueError: a batch it cannot score (a missing column, lengths that differ, an unknown
+            language, a completion or reference of the wrong shape), as `rolebench.ConfigError` /
+            `DataError`, the message naming the argument and item (`completions[3]`); a language that
+            is not a text is a `TypeError` as well.
+
     Example:
         >>> from trl import GRPOTrainer
         >>> from rolebench.rewards import load_prompts, rouge_l_reward
@@ -187,7 +207,7 @@ def make_reward(protocol: str = F_MEASURE_PROTOCOL) -> RewardFunction:
     The function's name (`rouge_l_<protocol>`) is what TRL logs its reward under. `rolellm` (the
     paper's recall) warns: recall rewards length, so a policy trained on it learns to ramble.
     """
-    scorer = get_protocol(protocol)  # ConfigError with a suggestion for an unknown name
+    scorer = get_protocol(protocol, where="make_reward(protocol=...)")  # with a suggestion when unknown
     if protocol == F_MEASURE_PROTOCOL:
         return rouge_l_reward
     if scorer.measure == "recall":

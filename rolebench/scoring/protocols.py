@@ -21,9 +21,9 @@ from importlib.metadata import PackageNotFoundError, version
 from itertools import repeat
 from typing import Any, ClassVar
 
-from rolebench.errors import ConfigError
+from rolebench.errors import ConfigError, ConfigTypeError, kind_of
 from rolebench.scoring.f_measure import rolebench_f_batch
-from rolebench.scoring.inputs import LANGUAGES, check_batch, check_language
+from rolebench.scoring.inputs import LANGUAGES, check_batch, check_language, reference_lists, text_list
 from rolebench.scoring.lcs import f_rouge_chinese, f_rouge_score, lcs_lengths
 from rolebench.scoring.opencompass import (
     OPENCOMPASS_ZH_TOKENIZER,
@@ -226,14 +226,21 @@ _CLASSES: dict[str, type[ScoringProtocol]] = {
 PROTOCOLS: tuple[str, ...] = tuple(_CLASSES)
 
 
-def get_protocol(name: str) -> ScoringProtocol:
-    """The scoring protocol called `name` (one of PROTOCOLS); ConfigError with a suggestion otherwise."""
+def get_protocol(name: str, where: str = "--protocol") -> ScoringProtocol:
+    """The scoring protocol called `name` (one of PROTOCOLS); ConfigError with a suggestion otherwise
+    (ConfigTypeError for a name that is not a text); `where` names the option or argument."""
+    if not isinstance(name, str):
+        raise ConfigTypeError(
+            f"the scoring protocol is {kind_of(name)}, not a name",
+            where=where,
+            fix="choose one of: " + ", ".join(PROTOCOLS),
+        )
     cls = _CLASSES.get(name)
     if cls is None:
-        close = difflib.get_close_matches(str(name), PROTOCOLS, n=1)
+        close = difflib.get_close_matches(name, PROTOCOLS, n=1)
         raise ConfigError(
             f"unknown scoring protocol {name!r}",
-            where="--protocol",
+            where=where,
             fix=(f"did you mean {close[0]!r}? " if close else "") + "choose one of: " + ", ".join(PROTOCOLS),
         )
     return cls()
@@ -261,9 +268,27 @@ def rouge_l(
         protocol: "rolellm" (the RoleLLM paper's recall, default), "rolebench" (best F-measure) or
             "opencompass" (OpenCompass's numbers: first reference, jieba words for Chinese).
 
+    Returns:
+        One score per prediction.
+
+    Raises:
+        ValueError: a bad value (lists of different lengths, an empty reference list, an unknown
+            language or protocol), as `rolebench.ConfigError` / `DataError`.
+        TypeError: an argument of the wrong type (a text where a list belongs, a list where a text
+            does), as `rolebench.errors.ConfigTypeError`. Every message names the argument.
+
     Example:
         >>> from rolebench import rouge_l
         >>> rouge_l(["I am the Monkey King."], [["I am Sun Wukong, the Monkey King."]])
         [0.7142857142857143]
     """
-    return get_protocol(protocol).score_batch(list(predictions), [list(r) for r in references], language)
+    texts = text_list(predictions, "predictions", "rouge_l(predictions=...)")
+    refs = reference_lists(references, "references", "rouge_l(references=...)")
+    if len(texts) != len(refs):
+        raise ConfigError(
+            f"{len(texts)} predictions but {len(refs)} reference lists",
+            where="rouge_l(predictions=..., references=...)",
+            fix="give one list of references per prediction",
+        )
+    check_language(language, where="rouge_l(language=...)")
+    return get_protocol(protocol, where="rouge_l(protocol=...)").score_batch(texts, refs, language)
