@@ -129,8 +129,6 @@ def evaluate(model: Any, tasks: str | Sequence[str], **options: Any) -> RunResul
         {**options, "model": spec, "tasks": tasks}, "rolebench.evaluate"
     )
     definition = definition.checked(in_memory=handle is not None)
-    if execution.output is None:
-        execution = execution.model_copy(update={"output": Path(tempfile.mkdtemp(prefix="rolebench-run-"))})
     settings = judging.settings(definition, execution)
     return evaluate_definition(definition, execution, judging.judge, settings, handle)
 
@@ -147,6 +145,8 @@ def evaluate_definition(
     settings = settings or JudgeSettings()
     if judge:
         prepare_judge(judge, settings)
+    if execution.output is None:  # a temporary run folder (made after every check passed)
+        execution = execution.model_copy(update={"output": Path(tempfile.mkdtemp(prefix="rolebench-run-"))})
     results = evaluate_run(definition, execution, model)
     if judge and execution.output is not None:
         return judge_folder(RunFolder(execution.output), judge, settings)

@@ -388,3 +388,40 @@ def test_when_every_judgment_fails_the_summary_says_what_failed_and_why(tmp_path
     assert main([*args, "--no-progress"]) == 1
     out = capsys.readouterr().out
     assert "no win rate: 1 of 1 pairs got no verdict: 1 judge error (first: " in out and "400" in out
+
+
+def test_two_judges_of_one_run_are_both_kept_with_their_agreement(tmp_path, fake_openai):
+    """A run judged by two judges keeps both (`judges`), and says how far they agree on the same pairs:
+    the share of equal outcomes, Cohen's kappa, and each judge's own position consistency."""
+    rows = [
+        sample(i, f"{GOOD} {i}" if i % 2 else f"weak {i}", f"plain {i}" if i % 2 else f"{GOOD} base {i}")
+        for i in range(8)
+    ]
+    run = make_run(tmp_path, {"t": rows})
+    fair = fake_openai(prefers_good, models=None)  # wins on the GOOD items, losses elsewhere: consistent
+    biased = fake_openai(lambda body: ranking("model_a"), models=None)  # prefers what is shown first: ties
+    run_judge(run, fair, model="fair")
+    run_judge(run, biased, model="biased")
+    results = read_results(run)
+    t = results.results["t"]
+    judges = t.value("judges")
+    assert set(judges) == {"openai:fair", "openai:biased"}
+    assert (judges["openai:fair"]["wins"], judges["openai:fair"]["losses"]) == (4, 4)
+    assert judges["openai:biased"]["ties"] == 8 and t.value("win_rate") == 0.5  # the last one run shown
+    [(label, agreement)] = t.value("judge_agreement").items()
+    assert label == "openai:biased vs openai:fair"
+    assert agreement["n"] == 8 and agreement["agreement"] == 0.0  # ties against wins and losses: never equal
+    assert agreement["kappa"] == pytest.approx(0.0)  # the biased judge's outcomes carry no information
+    assert agreement["position_consistency"] == {"openai:biased": 0.0, "openai:fair": 1.0}
+    assert results.groups["all"].value("judge_agreement")[label]["n"] == 8
+    assert set(results.config.judges or {}) == {"openai:fair", "openai:biased"}
+    run_judge(run, fake_openai(prefers_good, models=None), model="fair2")
+    again = read_results(run).results["t"].value("judge_agreement")["openai:fair vs openai:fair2"]
+    assert again["agreement"] == 1.0 and again["kappa"] == pytest.approx(1.0)
+    from rolebench.report.page import render_report
+    from rolebench.report.summary import summary_text
+
+    assert "Judge agreement" in render_report(run) and "openai:fair vs openai:fair2" in render_report(run)
+    assert "judges openai:fair vs openai:fair2: 100% of 8 pairs agree (kappa 1.00)" in summary_text(
+        read_results(run)
+    )

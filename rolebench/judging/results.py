@@ -11,7 +11,10 @@ pooled over their tasks, of every group:
 - against another run, `results[task]["versus"][NAME]` (with `n_shared`) and `config.versus[NAME]`,
   NAME the opponent's readable name (its spec and elicitation; a digest is added when two opponents would
   share one), by the same rule when two judges judged it. Two opponents never mix: each is its own set,
-  named by its identity.
+  named by its identity;
+- where two judges judged the run against the baseline, their agreement on the same pairs (the share of
+  equal outcomes and Cohen's kappa, `rolebench.judging.agreement`) beside each one's position
+  consistency, under `results[task]["judge_agreement"]["A vs B"]` and, pooled, the groups'.
 """
 
 from __future__ import annotations
@@ -20,12 +23,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rolebench.judging.agreement import agreement
 from rolebench.judging.outcomes import answer_sha, judge_fields
 from rolebench.results.schema import GroupResult, RunResults, SampleRecord, TaskResult
 from rolebench.run.folder import JudgmentSet
 
 VERSUS = "versus"
 JUDGES = "judges"
+AGREEMENT = "judge_agreement"
 
 
 def current_lines(
@@ -54,19 +59,23 @@ def leaf_tasks(name: str, results: RunResults, seen: tuple[str, ...] = ()) -> li
     return [leaf for member in group.tasks for leaf in leaf_tasks(member, results, (*seen, name))]
 
 
-def set_fields(
-    judgments: JudgmentSet,
-    results: RunResults,
-    records: Mapping[str, Sequence[SampleRecord]],
-    shared: bool,
-) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
-    """One set's fields per task and per group (`shared`: add `n_shared`, the items judged against)."""
-    bootstrap = results.config.bootstrap
+def set_lines(
+    judgments: JudgmentSet, results: RunResults, records: Mapping[str, Sequence[SampleRecord]]
+) -> dict[str, list[dict[str, Any]]]:
+    """A set's lines per task of the run, about the items and answers the run holds now."""
     lines: dict[str, list[dict[str, Any]]] = {}
     for task in judgments.tasks():
         if task in results.results:
             by_id = {r.id: r for r in records.get(task, [])}
             lines[task] = current_lines(judgments.lines(task), by_id)
+    return lines
+
+
+def set_fields(
+    lines: Mapping[str, list[dict[str, Any]]], results: RunResults, shared: bool
+) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+    """One set's fields per task and per group (`shared`: add `n_shared`, the items judged against)."""
+    bootstrap = results.config.bootstrap
 
     def fields(pooled: list[dict[str, Any]]) -> dict[str, Any]:
         found = judge_fields(pooled, bootstrap)
@@ -93,6 +102,7 @@ class _Set:
 
     judgments: JudgmentSet
     meta: dict[str, Any]
+    lines: dict[str, list[dict[str, Any]]]
     tasks: dict[str, dict[str, Any]]
     groups: dict[str, dict[str, Any]]
 
@@ -155,9 +165,11 @@ def judged_results(
     results: RunResults, sets: Sequence[JudgmentSet], records: Mapping[str, Sequence[SampleRecord]]
 ) -> RunResults:
     """`results` with the fields of every set of judgments (see the module docstring)."""
-    found = [
-        _Set(s, s.meta() or {}, *set_fields(s, results, records, shared=s.opponent is not None)) for s in sets
-    ]
+    found = []
+    for judgments in sets:
+        lines = set_lines(judgments, results, records)
+        shared = judgments.opponent is not None
+        found.append(_Set(judgments, judgments.meta() or {}, lines, *set_fields(lines, results, shared)))
     baseline = _named([f for f in found if f.judgments.opponent is None], _judge_name, lambda m: m.get("key"))
     opponents = _shown_per_opponent([f for f in found if f.judgments.opponent is not None])
     versus = _named(opponents, _opponent_name, _opponent_identity)
@@ -174,4 +186,42 @@ def judged_results(
             setattr(config, kind, {**(getattr(config, kind) or {}), name: shown.meta})
     if top is not None:
         config.judge = baseline[top].meta
+    _agreements(results, baseline)
     return results
+
+
+def _agreement_entry(
+    judges: tuple[tuple[str, _Set], tuple[str, _Set]], leaves: Sequence[str], place: str, group: bool
+) -> dict[str, Any]:
+    """Two judges' agreement on the tasks `leaves` (pooled), and each one's consistency at `place`."""
+    (first, a), (second, b) = judges
+    own_a, own_b = (a.groups, b.groups) if group else (a.tasks, b.tasks)
+    consistency = {
+        first: (own_a.get(place) or {}).get("position_consistency"),
+        second: (own_b.get(place) or {}).get("position_consistency"),
+    }
+    pooled_a = [line for leaf in leaves for line in a.lines[leaf]]
+    pooled_b = [line for leaf in leaves for line in b.lines[leaf]]
+    return {**agreement(pooled_a, pooled_b), "position_consistency": consistency}
+
+
+def _agreements(results: RunResults, judges: Mapping[str, _Set]) -> None:
+    """Where two or more judges judged the run: each pair's agreement per task and, pooled, per group,
+    with each judge's own position consistency beside it (`rolebench.judging.agreement`)."""
+    names = sorted(judges)
+    for i, first in enumerate(names):
+        for second in names[i + 1 :]:
+            pair = ((first, judges[first]), (second, judges[second]))
+            label = f"{first} vs {second}"
+            both = {t for t in results.results if t in judges[first].lines and t in judges[second].lines}
+            for task in results.results:
+                if task in both:
+                    found = _agreement_entry(pair, [task], task, group=False)
+                    results.results[task] = TaskResult(**_put(results.results[task], AGREEMENT, label, found))
+            for group in results.groups:
+                leaves = [t for t in leaf_tasks(group, results) if t in both]
+                if leaves:
+                    found = _agreement_entry(pair, leaves, group, group=True)
+                    results.groups[group] = GroupResult(
+                        **_put(results.groups[group], AGREEMENT, label, found)
+                    )

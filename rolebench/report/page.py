@@ -203,6 +203,29 @@ def versus_rows(results: RunResults) -> list[dict[str, Any]]:
     return rows
 
 
+def agreement_rows(results: RunResults) -> list[dict[str, Any]]:
+    """Two judges' agreement on the same pairs (`rolebench.judging.agreement`): a row per task or group."""
+    rows = []
+    for name, entry in entries(results):
+        for judges, fields in (entry.value("judge_agreement") or {}).items():
+            kappa = fields.get("kappa")
+            consistency = fields.get("position_consistency") or {}
+            rows.append(
+                {
+                    "name": name,
+                    "group": name in results.groups,
+                    "judges": judges,
+                    "n": fields.get("n") or 0,
+                    "agreement": _percent(fields.get("agreement"), None),
+                    "kappa": "–" if kappa is None else f"{kappa:.2f}",
+                    "consistency": ", ".join(
+                        f"{judge} {'–' if value is None else f'{value:.2f}'}" for judge, value in consistency.items()
+                    ),
+                }
+            )
+    return rows
+
+
 def floor_rows(results: RunResults) -> list[dict[str, Any]]:
     """Per task and group and floor: its scores under each protocol, beside the run's own."""
     protocols = held_protocols(results)
@@ -251,6 +274,7 @@ def report_context(run_dir: Path, worst: int = DEFAULT_WORST) -> dict[str, Any]:
         "protocols": held_protocols(results),
         "flag_legend": [describe(f) for f in FLAG_ORDER],
         "versus": versus_rows(results),
+        "agreement": agreement_rows(results),
         "tasks": tasks,
         "config": json.dumps(
             results.config.model_dump(mode="json"), ensure_ascii=False, indent=2, sort_keys=True

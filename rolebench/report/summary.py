@@ -116,7 +116,20 @@ def elicitation_notes(results: RunResults) -> list[str]:
     for name, entry in entries:
         for key, fields in (entry.value("versus") or {}).items():
             notes.append(f"{name} versus {key}: {versus_text(fields)}")
+        for judges, fields in (entry.value("judge_agreement") or {}).items():
+            notes.append(f"{name}: judges {judges}: {agreement_text(fields)}")
     return notes
+
+
+def agreement_text(fields: dict[str, Any]) -> str:
+    """Two judges' agreement in one line: equal outcomes, kappa, each one's position consistency."""
+    share, kappa = fields.get("agreement"), fields.get("kappa")
+    text = "no pair judged by both" if share is None else f"{share:.0%} of {fields.get('n')} pairs agree"
+    if kappa is not None:
+        text += f" (kappa {kappa:.2f})"
+    consistency = fields.get("position_consistency") or {}
+    shown = [f"{judge} {value:.2f}" for judge, value in consistency.items() if value is not None]
+    return text + (f"; position consistency {', '.join(shown)}" if shown else "")
 
 
 def versus_text(fields: dict[str, Any]) -> str:
