@@ -92,7 +92,7 @@ def test_prompt_tokens_are_masked_and_the_answer_ends_with_the_turn_end(tiny_mod
 def run(config: Path, *extra: str) -> int:
     from rolebench.cli.main import main
 
-    return main(["recipe", "rocit", "--config", str(config), "--no-progress", *extra])
+    return main(["recipe", "rocit", str(config), "--no-progress", *extra])
 
 
 def losses(run_dir: Path) -> list[float]:

@@ -1,20 +1,24 @@
-"""Training-recipe configs: YAML files validated by pydantic (unknown keys are errors), and the
-sections the training recipes share (LoRA, the evaluation after training).
+"""Training-recipe configs: YAML files validated by pydantic (unknown keys, values of the wrong type,
+out of range or not finite are errors), and the sections the training recipes share (LoRA, the
+evaluation after training). Everything is checked before any model loads.
 
 Shipped configs live in `rolebench/recipes/configs/`, named by their stem: GRPO's start with
-`grpo-`, the others are RoCIT's (`--config rolellama`, `rolebench recipe grpo grpo-smoke-cpu`). Any
-other value is a path to a YAML file.
+`grpo-`, the others are RoCIT's (`rolebench recipe rocit rolellama`, `rolebench recipe grpo
+grpo-smoke-cpu`). Any other value is a path to a YAML file, read by the bounded YAML reader
+(`rolebench.storage.yaml_files`: no alias bombs).
 """
 
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rolebench.errors import ConfigError
+from rolebench.storage.yaml_files import read_yaml
 
 CONFIG_DIR = Path(__file__).parent / "configs"
 RECIPE_LABELS = {"rocit": "RoCIT", "grpo": "GRPO"}
@@ -22,24 +26,54 @@ PREFIXES = {"grpo": "grpo-"}  # shipped configs of a recipe other than RoCIT sta
 
 
 class Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """A config section: unknown keys refused, strict types (a string is not a number, `"maybe"` not a
+    bool, a number not a string), finite numbers."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
+
+
+Name = Annotated[str, Field(min_length=1)]
+Seed = Annotated[int, Field(ge=0, lt=2**32)]  # numpy's range, which TRL and accelerate seed too
 
 
 class LoraSection(Section):
     r: int = Field(8, ge=1)
     alpha: int = Field(16, ge=1)
     dropout: float = Field(0.05, ge=0.0, lt=1.0)
-    target_modules: list[str] | str = Field(default_factory=lambda: ["q_proj", "v_proj"])
+    target_modules: Annotated[list[Name], Field(min_length=1)] | Name = Field(
+        default_factory=lambda: ["q_proj", "v_proj"]
+    )
 
 
 class EvaluateSection(Section):
     enabled: bool = True
-    tasks: list[str] = Field(default_factory=list, description="task or group names; empty = no evaluation")
+    tasks: list[Name] = Field(default_factory=list, description="task or group names; empty = no evaluation")
     limit: int | None = Field(None, ge=1)
     max_new_tokens: int | None = Field(None, ge=1)
     batch_size: int = Field(8, ge=1)
     model_options: dict[str, Any] = Field(default_factory=dict, description="adapter options, e.g. dtype")
     include_base: bool = Field(False, description="also evaluate the untrained base with the same settings")
+
+    def check(self, path: Path | str, schemes: Sequence[str]) -> None:
+        """ConfigError, before any model loads, for what `rolebench evaluate` would refuse only after
+        training: a task or group it does not know, a model option the evaluated backends (`schemes`:
+        `hf`, `peft`) do not take or a bad value of one."""
+        from model_adapters.interface import AdapterBase
+        from model_adapters.registry import backend
+        from rolebench.tasks.catalogue import resolve
+
+        key = "evaluate.tasks"
+        try:
+            resolve(list(self.tasks))
+            key = "evaluate.model_options"
+            for scheme in dict.fromkeys(schemes):
+                adapter = backend(scheme).load_class()
+                if issubclass(adapter, AdapterBase):
+                    adapter.Options.parse(self.model_options, f"{scheme}:", where=key)
+        except ConfigError as error:
+            raise ConfigError(
+                f"invalid config: {key}: {error.what}", where=str(path), fix=error.fix
+            ) from None
 
 
 def shipped_configs(recipe: str) -> list[str]:
@@ -61,7 +95,7 @@ def config_path(name: str, recipe: str = "rocit") -> Path:
         close = difflib.get_close_matches(name, known, n=1)
         raise ConfigError(
             f"{RECIPE_LABELS[recipe]} config {name} not found",
-            where="CONFIG" if recipe == "grpo" else "--config",
+            where="CONFIG",
             fix=(f"did you mean {close[0]!r}? " if close else "")
             + f"give a YAML file or a shipped config: {', '.join(known)}",
         )
@@ -76,14 +110,9 @@ def read_config(
 ) -> tuple[Config, Path]:
     """Read and validate a config (and where it was read from); `overrides` are dotted keys
     (`training.max_steps`) set after reading."""
-    import yaml
-
     path = config_path(name, recipe)
     label = RECIPE_LABELS[recipe]
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"malformed YAML: {exc}".splitlines()[0], where=str(path)) from None
+    raw = read_yaml(path)
     if not isinstance(raw, dict):
         raise ConfigError(f"a {label} config must be a YAML mapping", where=str(path))
     for dotted, value in (overrides or {}).items():
@@ -105,11 +134,20 @@ def read_config(
                 str(first["loc"][-1]), _field_names(schema, first["loc"][:-1]), n=1
             )
         raise ConfigError(
-            f"invalid {label} config: {where}: {first['msg']}",
+            f"invalid {label} config: {where}: {first['msg']}{_given(first)}",
             where=str(path),
             fix=(f"did you mean {close[0]!r}? " if close else "")
             + f"{exc.error_count()} problem(s); see docs/RECIPES.md for the fields",
         ) from None
+
+
+def _given(error: Any) -> str:
+    """The value a validation error is about, when it is a short scalar (`, not 'fast'`)."""
+    value = error.get("input")
+    if error["type"] in ("missing", "extra_forbidden") or isinstance(value, dict | list) or value is None:
+        return ""
+    shown = repr(value)
+    return f", not {shown}" if len(shown) <= 60 else ""
 
 
 def _field_names(schema: type[BaseModel], loc: tuple[int | str, ...]) -> list[str]:

@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from rolebench.errors import ConfigError, MissingDependency, first_line
-from rolebench.recipes.grpo_config import TRL_DOCS, GrpoConfig
+from rolebench.recipes.grpo_config import GrpoConfig
+from rolebench.recipes.grpo_settings import TRL_DOCS
 from rolebench.recipes.grpo_setup import (
     TRAINER_DIR,
     for_template,

@@ -21,7 +21,13 @@ from rolebench.errors import ConfigError, MissingDependency
 from rolebench.recipes.rocit_config import RocitConfig
 from rolebench.recipes.rocit_data import build_examples, prepare_tokenizer
 from rolebench.recipes.rocit_train import LOG_FILE, run_loop, write_summary
-from rolebench.recipes.trained import BaseSpec, evaluate_models, resolve_base, save_adapter
+from rolebench.recipes.trained import (
+    BaseSpec,
+    evaluate_models,
+    require_libraries,
+    resolve_base,
+    save_adapter,
+)
 
 
 @dataclass
@@ -131,6 +137,7 @@ def evaluate_trained(
 
 def run_rocit(config: RocitConfig, *, progress: bool = True, evaluate: bool = True) -> RocitReport:
     """Train, save, then (main process only) evaluate the adapter on the configured tasks."""
+    require_libraries("rolebench recipe rocit")
     report, base, is_main = train(config, progress=progress)
     if evaluate and is_main and report.adapter is not None:
         report.evaluations = evaluate_trained(config, base, report.adapter, report.steps, progress=progress)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rolebench.errors import MissingDependency
 from rolebench.prompts.elicitation import Elicitation
 from rolebench.recipes.config import EvaluateSection
 
@@ -36,6 +37,19 @@ class BaseSpec:
         if self.gguf_file:
             kwargs["gguf_file"] = self.gguf_file
         return kwargs
+
+
+def require_libraries(feature: str, *extra: str) -> None:
+    """MissingDependency (one line, the install command) unless the training libraries import: torch,
+    transformers, peft, accelerate and `extra` (e.g. trl)."""
+    import importlib
+
+    names = ("torch", "transformers", "peft", "accelerate", *extra)
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            raise MissingDependency(feature, f"{', '.join(names[:-1])} and {names[-1]}", "train") from None
 
 
 def resolve_base(base: str, revision: str | None = None, gguf_file: str | None = None) -> BaseSpec:
