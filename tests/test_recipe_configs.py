@@ -21,8 +21,8 @@ import yaml
 
 from rolebench.cli.main import main
 from rolebench.errors import ConfigError
-from rolebench.recipes.grpo_config import load_grpo_config
-from rolebench.recipes.rocit_config import load_config
+from rolebench.recipes.training.grpo.config import load_grpo_config
+from rolebench.recipes.training.rocit.config import load_config
 from rolebench.storage.yaml_files import MAX_NODES, load_yaml
 
 REPO_ROOT = Path(__file__).resolve().parent.parent

@@ -12,7 +12,7 @@ from rolebench.commands._arguments import Subparsers
 from rolebench.errors import ConfigError
 
 if TYPE_CHECKING:
-    from rolebench.recipes.generation import GeneratorSettings
+    from rolebench.recipes.data.generation import GeneratorSettings
 
 
 def add_parser(subparsers: Subparsers) -> None:
@@ -189,7 +189,7 @@ def cache_path(args: argparse.Namespace) -> Path:
 def generator_settings(args: argparse.Namespace) -> GeneratorSettings:
     from model_adapters import GenerationConfig
     from rolebench.commands._arguments import model_options
-    from rolebench.recipes.generation import GeneratorSettings
+    from rolebench.recipes.data.generation import GeneratorSettings
 
     options = model_options(args)
     config = GenerationConfig(
@@ -209,8 +209,8 @@ def generator_settings(args: argparse.Namespace) -> GeneratorSettings:
 
 
 def run_context_instruct(args: argparse.Namespace) -> int:
-    from rolebench.recipes.context_instruct import ContextInstructOptions, run_context_instruct
-    from rolebench.recipes.rolegpt import read_descriptions
+    from rolebench.recipes.data.context_instruct import ContextInstructOptions, run_context_instruct
+    from rolebench.recipes.data.rolegpt import read_descriptions
 
     description = args.description or (
         read_descriptions(args.desc, (args.role,))[args.role] if args.desc else ""
@@ -235,7 +235,7 @@ def run_context_instruct(args: argparse.Namespace) -> int:
 
 
 def run_rolegpt(args: argparse.Namespace) -> int:
-    from rolebench.recipes.rolegpt import RoleGPTOptions, run_rolegpt
+    from rolebench.recipes.data.rolegpt import RoleGPTOptions, run_rolegpt
 
     baseline = (
         None
@@ -262,7 +262,7 @@ def run_rolegpt(args: argparse.Namespace) -> int:
 
 
 def run_describe_role(args: argparse.Namespace) -> int:
-    from rolebench.recipes.describe import DescribeOptions, describe_roles
+    from rolebench.recipes.data.describe import DescribeOptions, describe_roles
 
     entries = describe_roles(
         DescribeOptions(
@@ -280,7 +280,7 @@ def run_describe_role(args: argparse.Namespace) -> int:
 
 
 def run_build_splits(args: argparse.Namespace) -> int:
-    from rolebench.recipes.splits import SplitOptions, build_splits
+    from rolebench.recipes.data.splits import SplitOptions, build_splits
 
     manifest = build_splits(
         SplitOptions(
@@ -330,8 +330,8 @@ def config_name(args: argparse.Namespace) -> str:
 
 
 def run_rocit(args: argparse.Namespace) -> int:
-    from rolebench.recipes.rocit import run_rocit
-    from rolebench.recipes.rocit_config import load_config
+    from rolebench.recipes.training.rocit.config import load_config
+    from rolebench.recipes.training.rocit.recipe import run_rocit
     from rolebench.report.summary import summary_text
 
     config = load_config(config_name(args), parse_overrides(args.set))
@@ -348,9 +348,9 @@ def run_rocit(args: argparse.Namespace) -> int:
 
 
 def run_grpo(args: argparse.Namespace) -> int:
-    from rolebench.recipes.grpo import run_grpo
-    from rolebench.recipes.grpo_config import load_grpo_config
-    from rolebench.recipes.length_guard import LengthHacking
+    from rolebench.recipes.training.grpo.config import load_grpo_config
+    from rolebench.recipes.training.grpo.recipe import run_grpo
+    from rolebench.recipes.training.length_guard import LengthHacking
     from rolebench.report.compare import compare_table
 
     config, path = load_grpo_config(config_name(args), parse_overrides(args.set))

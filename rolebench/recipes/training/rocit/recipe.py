@@ -4,7 +4,7 @@ OUTPUT (the config's `output_dir`) ends up holding
 - `adapter/`: the final LoRA adapter (`save_pretrained`), plus the tokenizer when the config gave
   the chat template, so `peft:BASE+OUTPUT/adapter` evaluates with the very prompt format it was
   trained on (otherwise the base's own tokenizer is that format);
-- `checkpoints/`, `train_log.jsonl`, `train_summary.json` (see `rocit_train`);
+- `checkpoints/`, `train_log.jsonl`, `train_summary.json` (see `rolebench.recipes.training.rocit.train`);
 - `eval/step-N/`: `rolebench evaluate` run folder of the adapter trained for N steps (a retrained
   adapter never reuses another's generations); `eval-base/`: the untrained base, same settings.
 """
@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from rolebench.errors import ConfigError, MissingDependency
-from rolebench.recipes.rocit_config import RocitConfig
-from rolebench.recipes.rocit_data import build_examples, prepare_tokenizer
-from rolebench.recipes.rocit_train import LOG_FILE, run_loop, write_summary
-from rolebench.recipes.trained import (
+from rolebench.recipes.training.rocit.config import RocitConfig
+from rolebench.recipes.training.rocit.data import build_examples, prepare_tokenizer
+from rolebench.recipes.training.rocit.train import LOG_FILE, run_loop, write_summary
+from rolebench.recipes.training.trained import (
     BaseSpec,
     evaluate_models,
     require_libraries,

@@ -2,7 +2,7 @@
 out of range or not finite are errors), and the sections the training recipes share (LoRA, the
 evaluation after training). Everything is checked before any model loads.
 
-Shipped configs live in `rolebench/recipes/configs/`, named by their stem: GRPO's start with
+Shipped configs live in `rolebench/recipes/training/configs/`, named by their stem: GRPO's start with
 `grpo-`, the others are RoCIT's (`rolebench recipe rocit rolellama`, `rolebench recipe grpo
 grpo-smoke-cpu`). Any other value is a path to a YAML file, read by the bounded YAML reader
 (`rolebench.storage.yaml_files`: no alias bombs).

@@ -1,7 +1,8 @@
 """The RoCIT training config: a YAML file validated by pydantic (unknown keys are errors).
 
-Shipped configs live in `rolebench/recipes/configs/` and are named by their stem
-(`rolebench recipe rocit rolellama`); any other value is a path to a YAML file (`rolebench.recipes.config`).
+Shipped configs live in `rolebench/recipes/training/configs/` and are named by their stem
+(`rolebench recipe rocit rolellama`); any other value is a path to a YAML file
+(`rolebench.recipes.training.config`).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from rolebench.recipes.config import (
+from rolebench.recipes.training.config import (
     CONFIG_DIR,
     EvaluateSection,
     LoraSection,

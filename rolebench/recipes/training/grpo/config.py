@@ -1,8 +1,8 @@
 """The GRPO recipe's config: a YAML file validated by pydantic (unknown keys, wrong types, values out of
-range are errors), whose `grpo` section is TRL's own `GRPOConfig` (`rolebench.recipes.grpo_settings`:
+range are errors), whose `grpo` section is TRL's own `GRPOConfig` (`rolebench.recipes.training.grpo.settings`:
 names, TRL's types, ranges), all checked before any model loads.
 
-Shipped configs: `rolebench/recipes/configs/grpo-*.yaml` (`rolebench recipe grpo grpo-smoke-cpu`).
+Shipped configs: `rolebench/recipes/training/configs/grpo-*.yaml` (`rolebench recipe grpo grpo-smoke-cpu`).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any, Literal
 from pydantic import Field
 
 from rolebench.errors import ConfigError
-from rolebench.recipes.config import EvaluateSection, LoraSection, Name, Section, Seed, read_config
-from rolebench.recipes.grpo_settings import check_settings
+from rolebench.recipes.training.config import EvaluateSection, LoraSection, Name, Section, Seed, read_config
+from rolebench.recipes.training.grpo.settings import check_settings
 from rolebench.rewards.prompts import parse_elicitation, split_ids
 from rolebench.scoring.protocols import F_MEASURE_PROTOCOL, get_protocol
 

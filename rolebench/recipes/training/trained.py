@@ -12,7 +12,7 @@ from typing import Any
 
 from rolebench.errors import MissingDependency
 from rolebench.prompts.elicitation import Elicitation
-from rolebench.recipes.config import EvaluateSection
+from rolebench.recipes.training.config import EvaluateSection
 
 ADAPTER_DIR = "adapter"
 SMOLLM2 = "smollm2:135m"

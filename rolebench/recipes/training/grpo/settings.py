@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
 from rolebench.errors import ConfigError
-from rolebench.recipes.trained import require_libraries
+from rolebench.recipes.training.trained import require_libraries
 
 TRL_DOCS = "https://huggingface.co/docs/trl/grpo_trainer"
 # GRPOConfig fields the recipe sets itself (from the top level of the config).

@@ -23,8 +23,8 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from rolebench.errors import ConfigError
-from rolebench.recipes.rocit_config import RocitConfig
-from rolebench.recipes.rocit_data import Example, collate
+from rolebench.recipes.training.rocit.config import RocitConfig
+from rolebench.recipes.training.rocit.data import Example, collate
 from rolebench.storage.files import write_json_atomic, write_text_atomic
 
 CHECKPOINTS = "checkpoints"
