@@ -1,8 +1,10 @@
-"""What the training recipes (RoCIT, GRPO) share: the base they start from, the adapter they save,
-and `rolebench evaluate` of the models right after training."""
+"""What the training recipes (RoCIT, GRPO) share: the libraries they need, the base they start from,
+the adapter they save, their training log and summary, and `rolebench evaluate` of the models right
+after training."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Mapping, Sequence
@@ -13,8 +15,11 @@ from typing import Any
 from rolebench.errors import MissingDependency
 from rolebench.prompts.elicitation import Elicitation
 from rolebench.recipes.training.config import EvaluateSection
+from rolebench.storage.files import write_json_atomic, write_text_atomic
 
 ADAPTER_DIR = "adapter"
+LOG_FILE = "train_log.jsonl"  # one JSON line per optimizer step: {"step": N, ...}
+SUMMARY_FILE = "train_summary.json"
 SMOLLM2 = "smollm2:135m"
 
 
@@ -89,6 +94,22 @@ def save_adapter(
     shutil.rmtree(final, ignore_errors=True)
     os.replace(temp, final)
     return final
+
+
+def trim_log(output: Path, step: int) -> None:
+    """Forget log lines past the resumed step (written after the last checkpoint of a killed run)."""
+    path = output / LOG_FILE
+    if path.is_file():
+        kept = [
+            line
+            for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip() and json.loads(line)["step"] <= step
+        ]
+        write_text_atomic(path, "".join(line + "\n" for line in kept))
+
+
+def write_summary(output: Path, summary: dict[str, Any]) -> None:
+    write_json_atomic(output / SUMMARY_FILE, summary)
 
 
 def evaluate_models(

@@ -37,9 +37,16 @@ from rolebench.recipes.training.grpo.inputs import (
     training_prompts,
 )
 from rolebench.recipes.training.grpo.settings import TRL_DOCS
-from rolebench.recipes.training.length_guard import LOG_FILE, LengthGuard
-from rolebench.recipes.training.rocit.train import trim_log, write_summary
-from rolebench.recipes.training.trained import BaseSpec, evaluate_models, resolve_base, save_adapter
+from rolebench.recipes.training.length_guard import LengthGuard
+from rolebench.recipes.training.trained import (
+    LOG_FILE,
+    BaseSpec,
+    evaluate_models,
+    resolve_base,
+    save_adapter,
+    trim_log,
+    write_summary,
+)
 from rolebench.rewards.prompts import parse_elicitation
 from rolebench.rewards.reward import make_reward
 

@@ -20,13 +20,15 @@ from typing import Any
 from rolebench.errors import ConfigError, MissingDependency
 from rolebench.recipes.training.rocit.config import RocitConfig
 from rolebench.recipes.training.rocit.data import build_examples, prepare_tokenizer
-from rolebench.recipes.training.rocit.train import LOG_FILE, run_loop, write_summary
+from rolebench.recipes.training.rocit.train import run_loop
 from rolebench.recipes.training.trained import (
+    LOG_FILE,
     BaseSpec,
     evaluate_models,
     require_libraries,
     resolve_base,
     save_adapter,
+    write_summary,
 )
 
 
