@@ -9,7 +9,11 @@ non-zero weights) for `tiny_model_dir`. All are built once per session, seeded, 
 
 from __future__ import annotations
 
+import atexit
 import os
+import secrets
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -18,6 +22,17 @@ import pytest
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["HF_DATASETS_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# No test reads what earlier runs on this machine left in the user's caches (rolebench's judgments and
+# recipe generations, the Hub's models and datasets), nor writes there: a session has its own, removed
+# at exit, so a fresh machine sees what every other machine sees.
+_SESSION_CACHE = tempfile.mkdtemp(prefix="rolebench-tests-")
+atexit.register(shutil.rmtree, _SESSION_CACHE, ignore_errors=True)
+os.environ["ROLEBENCH_CACHE"] = str(Path(_SESSION_CACHE) / "rolebench")
+os.environ["HF_HOME"] = str(Path(_SESSION_CACHE) / "huggingface")
+# The session's Rays (tests/ray_cluster.py) authenticate with a token of their own, inherited by every
+# process they start: not ~/.ray/auth_token, which only a local `ray.init` creates (a cluster of
+# several nodes started first finds none on a machine where Ray never ran) and which would outlive us.
+os.environ["RAY_AUTH_TOKEN"] = secrets.token_hex(32)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO_ROOT.parent / "shared" / "rolebench"

@@ -150,19 +150,42 @@ def loopback_cluster(nodes: int = 2, cpus: int = 1) -> Iterator[Any]:
 
     temp_dir = tempfile.mkdtemp(prefix="rbc", dir="/tmp")  # unix socket paths must stay < 108 bytes
     node = {"num_cpus": cpus, "node_ip_address": "127.0.0.1", "object_store_memory": 80 * 1024**2}
-    cluster = Cluster(
-        initialize_head=True,
-        connect=False,
-        head_node_args={**node, "include_dashboard": False, "temp_dir": temp_dir},
-    )
     try:
-        for _ in range(nodes - 1):
-            cluster.add_node(**node)
-        cluster.wait_for_nodes()
-        yield cluster
+        with own_ray_tmpdir(temp_dir):
+            cluster = Cluster(
+                initialize_head=True,
+                connect=False,
+                head_node_args={**node, "include_dashboard": False, "temp_dir": temp_dir},
+            )
+            try:
+                for _ in range(nodes - 1):
+                    cluster.add_node(**node)
+                cluster.wait_for_nodes()
+                yield cluster
+            finally:
+                cluster.shutdown()
     finally:
-        cluster.shutdown()
         shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+@contextmanager
+def own_ray_tmpdir(temp_dir: str) -> Iterator[None]:
+    """Ray's default temp folder ($RAY_TMPDIR/ray) inside `temp_dir` while the block runs.
+
+    `Cluster` writes the head's address into `ray_current_cluster` in Ray's default temp folder
+    ($RAY_TMPDIR/ray, else $TMPDIR/ray, else /tmp/ray), a folder it never creates: on a machine where
+    Ray never ran that is a FileNotFoundError, and on any other it points `ray.init(address="auto")`
+    of every process of the machine at this short-lived cluster (and races other test sessions)."""
+    (Path(temp_dir) / "ray").mkdir(exist_ok=True)
+    before = os.environ.get("RAY_TMPDIR")
+    os.environ["RAY_TMPDIR"] = temp_dir
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("RAY_TMPDIR", None)
+        else:
+            os.environ["RAY_TMPDIR"] = before
 
 
 def node_of(cluster: Any, node_id: str) -> Any:

@@ -10,7 +10,7 @@ import pytest
 from model_adapters import ConfigError, GenerationConfig, ModelSpec, model_identity
 from rolebench.cached_model import CachedModel
 from rolebench.judging.store import judgment_key
-from rolebench.recipes.generation import CachedGenerator, GeneratorSettings, Job
+from rolebench.recipes.data.generation import CachedGenerator, GeneratorSettings, Job
 from rolebench.storage.records import RecordStore
 
 MESSAGES = [{"role": "user", "content": "Hi"}]

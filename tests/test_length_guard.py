@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from rolebench.recipes.length_guard import LengthGuard
+from rolebench.recipes.training.length_guard import LengthGuard
 from rolebench.rewards import rouge_l_reward
 from rolebench.scoring.answers import words
 

@@ -17,9 +17,9 @@ import pytest
 from rolebench.cli.main import main
 from rolebench.data.retrieval import DemonstrationRetriever
 from rolebench.data.scripts import dialogue_pairs
-from rolebench.recipes.dialogues import segments
-from rolebench.recipes.qa_parse import parse_items
-from rolebench.recipes.splits import SplitOptions, build_splits, pair_key
+from rolebench.recipes.data.dialogues import segments
+from rolebench.recipes.data.qa_parse import parse_items
+from rolebench.recipes.data.splits import SplitOptions, build_splits, pair_key
 from tests.fake_openai import fake_openai  # noqa: F401 - `fake_openai` is a fixture
 
 
@@ -324,7 +324,7 @@ def test_describe_role_two_steps_and_catchphrases_in_released_format(tmp_path, f
 
 
 def test_describe_role_chinese_catchphrase_format(tmp_path, fake_openai):
-    from rolebench.recipes.describe import entry_text, parse_catchphrases
+    from rolebench.recipes.data.describe import entry_text, parse_catchphrases
 
     assert parse_catchphrases("“俺老孙”/“我齐天大圣”") == ["俺老孙", "我齐天大圣"]
     assert parse_catchphrases('"no"') == []

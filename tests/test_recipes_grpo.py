@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from rolebench.errors import ConfigError
-from rolebench.recipes.config import shipped_configs
-from rolebench.recipes.grpo_config import load_grpo_config
+from rolebench.recipes.training.config import shipped_configs
+from rolebench.recipes.training.grpo.config import load_grpo_config
 
 pytest.importorskip("trl")
 pytest.importorskip("peft")

@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from rolebench.errors import ConfigError
-from rolebench.recipes.config import shipped_configs
-from rolebench.recipes.rocit_config import load_config
+from rolebench.recipes.training.config import shipped_configs
+from rolebench.recipes.training.rocit.config import load_config
 
 pytest.importorskip("peft")
 
@@ -68,7 +68,7 @@ def test_prompt_tokens_are_masked_and_the_answer_ends_with_the_turn_end(tiny_mod
     from transformers import AutoTokenizer
 
     from rolebench.prompts.roleplay import role_messages
-    from rolebench.recipes.rocit_data import (
+    from rolebench.recipes.training.rocit.data import (
         IGNORE_INDEX,
         ChatRenderer,
         build_examples,
@@ -92,7 +92,7 @@ def test_prompt_tokens_are_masked_and_the_answer_ends_with_the_turn_end(tiny_mod
 def run(config: Path, *extra: str) -> int:
     from rolebench.cli.main import main
 
-    return main(["recipe", "rocit", "--config", str(config), "--no-progress", *extra])
+    return main(["recipe", "rocit", str(config), "--no-progress", *extra])
 
 
 def losses(run_dir: Path) -> list[float]:

@@ -1,5 +1,5 @@
 """A run folder holds one run: reruns with other settings are refused, more tasks are added, a damaged
-results.json is rebuilt, an empty run fails, and the job `rolebench demo` prints is the same job.
+results.json is rebuilt, an empty run fails (`rolebench demo`: tests/test_demo.py).
 
 Models: the data-only `baseline:rolegpt` (its answers are the released RoleGPT answers), on the packaged
 demo and on the real RoleBench files (those tests skip without them).
@@ -8,7 +8,6 @@ demo and on the real RoleBench files (those tests skip without them).
 from __future__ import annotations
 
 import json
-import shlex
 import shutil
 import sqlite3
 from pathlib import Path
@@ -185,27 +184,6 @@ def test_a_missing_file_remedy_follows_where_the_data_came_from(tmp_path, capsys
         capsys, tmp_path / "run", "--tasks", "rolebench_zh_specific", "--data-dir", str(empty)
     )
     assert code == 2 and "or run without --data-dir to read the Hub" in err
-
-
-def test_the_same_job_line_of_demo_runs_as_printed_and_reuses_every_answer(
-    rolebench_data, tmp_path, capsys, monkeypatch
-):
-    """`rolebench demo` prints the `rolebench evaluate` command that is the same job (the data-only model
-    stands in for the embedded one: the command line is the same but for --model)."""
-    monkeypatch.setattr("rolebench.commands.demo.MODEL", "baseline:rolegpt")
-    monkeypatch.chdir(tmp_path)
-    run = tmp_path / "my-demo"
-    assert main(["demo", "--output", str(run), "--data-dir", str(rolebench_data), "--no-progress"]) == 0
-    line = capsys.readouterr().out.split("the same job (it reuses every stored answer): ")[1].strip()
-    argv = shlex.split(line)
-    assert argv[:2] == ["rolebench", "evaluate"]
-    assert ["--output", str(run)] == argv[argv.index("--output") : argv.index("--output") + 2]
-    assert ["--data-dir", str(rolebench_data)] == argv[
-        argv.index("--data-dir") : argv.index("--data-dir") + 2
-    ]
-    before, answers = values(run), stored_answers(run)
-    assert main([*argv[1:], "--no-progress"]) == 0
-    assert values(run) == before and stored_answers(run) == answers and not (tmp_path / "runs").exists()
 
 
 def test_packaged_demo_tasks_and_real_tasks_share_a_run_and_its_data_record(rolebench_data, tmp_path, capsys):

@@ -8,11 +8,11 @@ from pathlib import Path
 from types import UnionType
 from typing import Annotated, Any, Literal, TypeAlias, Union, get_args, get_origin
 
-import yaml
 from pydantic import BaseModel
 
 from rolebench.errors import ConfigError
 from rolebench.run.definition import GROUP, SPLIT_LIST
+from rolebench.storage.yaml_files import read_yaml
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
@@ -71,10 +71,7 @@ def add_config_argument(p: argparse.ArgumentParser) -> None:
 
 def read_yaml_mapping(path: Path, what: str, shape: str) -> dict[str, Any]:
     """A YAML file that must hold a mapping (empty: {}); one ConfigError naming `what` otherwise."""
-    try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeError, yaml.YAMLError) as exc:
-        raise ConfigError(f"cannot read the {what}: {str(exc).splitlines()[0]}", where=str(path)) from None
+    data = read_yaml(path)
     if data is None:
         return {}
     if not isinstance(data, dict):

@@ -12,7 +12,7 @@ from rolebench.commands._arguments import Subparsers
 from rolebench.errors import ConfigError
 
 if TYPE_CHECKING:
-    from rolebench.recipes.generation import GeneratorSettings
+    from rolebench.recipes.data.generation import GeneratorSettings
 
 
 def add_parser(subparsers: Subparsers) -> None:
@@ -145,10 +145,9 @@ def _rocit(recipes: Subparsers) -> None:
         description="RoCIT: LoRA role-conditioned instruction tuning of a base model on RoleBench train data "
         "(RoleLLaMA, RoleGLM), then `rolebench evaluate` of the adapter, all from one config file.",
     )
-    p.add_argument(
-        "--config", required=True, help="shipped config (rolellama, roleglm, smoke-cpu) or a YAML file"
+    _training_options(
+        p, "shipped config (rolellama, roleglm, smoke-cpu) or a YAML file", "training.max_steps=10"
     )
-    _training_options(p, "training.max_steps=10")
 
 
 def _grpo(recipes: Subparsers) -> None:
@@ -160,16 +159,16 @@ def _grpo(recipes: Subparsers) -> None:
         "guarded against answers that grow past the length-inflated rule; then `rolebench evaluate` of "
         "the start and of the result, side by side. All from one config file (docs/RECIPES.md).",
     )
-    p.add_argument(
-        "config",
-        metavar="CONFIG",
-        help="shipped config (grpo-smoke-cpu, grpo-roleglm, grpo-rolellama) or a YAML file",
+    _training_options(
+        p, "shipped config (grpo-smoke-cpu, grpo-roleglm, grpo-rolellama) or a YAML file", "grpo.max_steps=10"
     )
-    _training_options(p, "grpo.max_steps=10")
 
 
-def _training_options(p: argparse.ArgumentParser, example: str) -> None:
-    """The options the training recipes share: config overrides, train only, progress bars."""
+def _training_options(p: argparse.ArgumentParser, configs: str, example: str) -> None:
+    """What the training recipes share: the config (positional; `--config CONFIG` is the old spelling
+    of RoCIT's, still taken), config overrides, train only, progress bars."""
+    p.add_argument("config", metavar="CONFIG", nargs="?", help=configs)
+    p.add_argument("--config", dest="config_flag", metavar="CONFIG", help=argparse.SUPPRESS)
     p.add_argument(
         "--set",
         action="append",
@@ -189,7 +188,7 @@ def cache_path(args: argparse.Namespace) -> Path:
 
 def generator_settings(args: argparse.Namespace) -> GeneratorSettings:
     from model_adapters import GenerationConfig
-    from rolebench.recipes.generation import GeneratorSettings
+    from rolebench.recipes.data.generation import GeneratorSettings
     from rolebench.run.definition import key_values
 
     options = {**key_values(args.model_args), **({"base_url": args.base_url} if args.base_url else {})}
@@ -210,8 +209,8 @@ def generator_settings(args: argparse.Namespace) -> GeneratorSettings:
 
 
 def run_context_instruct(args: argparse.Namespace) -> int:
-    from rolebench.recipes.context_instruct import ContextInstructOptions, run_context_instruct
-    from rolebench.recipes.rolegpt import read_descriptions
+    from rolebench.recipes.data.context_instruct import ContextInstructOptions, run_context_instruct
+    from rolebench.recipes.data.rolegpt import read_descriptions
 
     description = args.description or (
         read_descriptions(args.desc, (args.role,))[args.role] if args.desc else ""
@@ -236,7 +235,7 @@ def run_context_instruct(args: argparse.Namespace) -> int:
 
 
 def run_rolegpt(args: argparse.Namespace) -> int:
-    from rolebench.recipes.rolegpt import RoleGPTOptions, run_rolegpt
+    from rolebench.recipes.data.rolegpt import RoleGPTOptions, run_rolegpt
 
     baseline = (
         None
@@ -263,7 +262,7 @@ def run_rolegpt(args: argparse.Namespace) -> int:
 
 
 def run_describe_role(args: argparse.Namespace) -> int:
-    from rolebench.recipes.describe import DescribeOptions, describe_roles
+    from rolebench.recipes.data.describe import DescribeOptions, describe_roles
 
     entries = describe_roles(
         DescribeOptions(
@@ -281,7 +280,7 @@ def run_describe_role(args: argparse.Namespace) -> int:
 
 
 def run_build_splits(args: argparse.Namespace) -> int:
-    from rolebench.recipes.splits import SplitOptions, build_splits
+    from rolebench.recipes.data.splits import SplitOptions, build_splits
 
     manifest = build_splits(
         SplitOptions(
@@ -305,7 +304,7 @@ def run_build_splits(args: argparse.Namespace) -> int:
 
 
 def parse_overrides(items: list[str]) -> dict[str, object]:
-    import yaml
+    from rolebench.storage.yaml_files import load_yaml
 
     overrides = {}
     for item in items:
@@ -314,16 +313,28 @@ def parse_overrides(items: list[str]) -> dict[str, object]:
             raise ConfigError(
                 f"bad override {item!r}", where="--set", fix="write KEY=VALUE, e.g. training.max_steps=10"
             )
-        overrides[key.strip()] = yaml.safe_load(value)
+        overrides[key.strip()] = load_yaml(value, f"--set {key.strip()}")
     return overrides
 
 
+def config_name(args: argparse.Namespace) -> str:
+    """The CONFIG of a training recipe, given as CONFIG or (the old spelling) --config CONFIG."""
+    given = [name for name in (args.config, args.config_flag) if name is not None]
+    if not given or len(set(given)) > 1:
+        raise ConfigError(
+            "no config given" if not given else f"two configs given ({given[0]} and {given[1]})",
+            where="CONFIG",
+            fix=f"rolebench recipe {args.recipe} CONFIG: a shipped config or a YAML file",
+        )
+    return str(given[0])
+
+
 def run_rocit(args: argparse.Namespace) -> int:
-    from rolebench.recipes.rocit import run_rocit
-    from rolebench.recipes.rocit_config import load_config
+    from rolebench.recipes.training.rocit.config import load_config
+    from rolebench.recipes.training.rocit.recipe import run_rocit
     from rolebench.report.summary import summary_text
 
-    config = load_config(args.config, parse_overrides(args.set))
+    config = load_config(config_name(args), parse_overrides(args.set))
     report = run_rocit(config, progress=not args.no_progress, evaluate=not args.no_eval)
     if report.adapter is None:
         return 0  # a non-main process of `accelerate launch`
@@ -337,12 +348,12 @@ def run_rocit(args: argparse.Namespace) -> int:
 
 
 def run_grpo(args: argparse.Namespace) -> int:
-    from rolebench.recipes.grpo import run_grpo
-    from rolebench.recipes.grpo_config import load_grpo_config
-    from rolebench.recipes.length_guard import LengthHacking
+    from rolebench.recipes.training.grpo.config import load_grpo_config
+    from rolebench.recipes.training.grpo.recipe import run_grpo
+    from rolebench.recipes.training.length_guard import LengthHacking
     from rolebench.report.compare import compare_table
 
-    config, path = load_grpo_config(args.config, parse_overrides(args.set))
+    config, path = load_grpo_config(config_name(args), parse_overrides(args.set))
     report = run_grpo(config, path, progress=not args.no_progress, evaluate=not args.no_eval)
     if report.adapter is None:
         return 0  # a non-main process of `accelerate launch`

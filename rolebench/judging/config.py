@@ -10,13 +10,13 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from model_adapters.interface import GenerationConfig, Message
 from rolebench.errors import ConfigError
 from rolebench.judging.parse import Parser, get_parser
 from rolebench.prompts.roleplay import TEMPLATE_DIR, render, template_hash
+from rolebench.storage.yaml_files import read_yaml
 
 JUDGES_DIR = Path(__file__).parent / "judges"
 DEFAULT_JUDGE = "rolellm_rank"
@@ -158,10 +158,7 @@ def _judge_path(name_or_path: str) -> Path:
 def load_judge_config(name_or_path: str = DEFAULT_JUDGE) -> JudgeConfig:
     """Read a packaged judge by name (`rolellm_rank`) or a judge YAML file by path."""
     path = _judge_path(name_or_path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"malformed YAML: {str(exc).splitlines()[0]}", where=str(path)) from None
+    data = read_yaml(path) or {}
     if not isinstance(data, dict):
         raise ConfigError("a judge file must be a YAML mapping", where=str(path))
     try:
@@ -184,10 +181,7 @@ def load_price_table(path: str | Path) -> dict[str, tuple[float, float]]:
     Each entry is `{input: X, output: Y}` or `[X, Y]`.
     """
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))  # JSON is YAML
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"cannot read price table: {exc}", where=str(path)) from None
+    data = read_yaml(path)  # JSON is YAML
     if not isinstance(data, dict):
         raise ConfigError(
             "a price table maps model names to prices",

@@ -219,7 +219,8 @@ def agreement_rows(results: RunResults) -> list[dict[str, Any]]:
                     "agreement": _percent(fields.get("agreement"), None),
                     "kappa": "–" if kappa is None else f"{kappa:.2f}",
                     "consistency": ", ".join(
-                        f"{judge} {'–' if value is None else f'{value:.2f}'}" for judge, value in consistency.items()
+                        f"{judge} {'–' if value is None else f'{value:.2f}'}"
+                        for judge, value in consistency.items()
                     ),
                 }
             )

@@ -6,7 +6,7 @@
 - `load_prompts(split, part="train", ...)`: a `datasets.Dataset` of the prompts `rolebench evaluate`
   sends, with their references, language, role and id.
 
-`rolebench recipe grpo` trains with them (`rolebench/recipes/grpo.py`).
+`rolebench recipe grpo` trains with them (`rolebench/recipes/training/grpo/`).
 """
 
 from __future__ import annotations

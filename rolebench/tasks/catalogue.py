@@ -19,6 +19,7 @@ import yaml
 
 from rolebench.data.splits import get_split
 from rolebench.errors import ConfigError, DataError
+from rolebench.storage.yaml_files import BoundedLoader, read_yaml
 from rolebench.tasks.spec import GroupSpec, TaskSpec
 
 # The task files: the top-level `tasks/` folder, reached as `rolebench/_tasks` (a symlink to `../tasks`,
@@ -26,8 +27,8 @@ from rolebench.tasks.spec import GroupSpec, TaskSpec
 TASKS_DIR = Path(__file__).resolve().parent.parent / "_tasks"
 
 
-class _Loader(yaml.SafeLoader):
-    """SafeLoader that keeps `!function module.attr` as a marker string."""
+class _Loader(BoundedLoader):
+    """The config reader's loader that keeps `!function module.attr` as a marker string."""
 
 
 def _function_marker(loader: yaml.SafeLoader, node: yaml.Node) -> str:
@@ -53,14 +54,7 @@ def _read_yaml(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
         raise ConfigError(
             f"task file {path.name} not found", where=where, fix="fix the `include:` or the path"
         )
-    try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader) or {}
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark else str(path)
-        raise ConfigError(
-            f"invalid YAML: {getattr(exc, 'problem', exc)}", where=where, fix="fix the task file"
-        ) from None
+    data = read_yaml(path, _Loader) or {}
     if not isinstance(data, dict):
         raise ConfigError("a task file must be a YAML mapping", where=str(path))
     include = data.pop("include", None)

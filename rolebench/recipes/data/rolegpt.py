@@ -23,8 +23,8 @@ from rolebench.data.samples import QUESTION_FIELDS
 from rolebench.data.scripts import MAX_PAIR_CHARS, dialogue_pairs, find_dialogue_file
 from rolebench.errors import ConfigError, DataError
 from rolebench.prompts.roleplay import SYSTEM_TEMPLATES, role_messages
-from rolebench.recipes.dialogues import detect_language
-from rolebench.recipes.generation import CachedGenerator, GeneratorSettings, Job
+from rolebench.recipes.data.dialogues import detect_language
+from rolebench.recipes.data.generation import CachedGenerator, GeneratorSettings, Job
 from rolebench.storage.files import write_jsonl_atomic
 from rolebench.storage.jsonl import read_jsonl
 

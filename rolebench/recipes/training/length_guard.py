@@ -29,8 +29,6 @@ from rolebench.rewards.reward import RewardFunction, completion_text, item_langu
 from rolebench.scoring.answers import words
 from rolebench.scoring.flags import LENGTH_INFLATED, length_inflated
 
-LOG_FILE = "train_log.jsonl"
-
 
 class LengthHacking(RoleBenchError):
     """The length guard stopped training: the policy's answers grew past the length-inflated rule."""

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from rolebench.errors import ConfigError, DataError
 from rolebench.prompts.roleplay import render
-from rolebench.recipes.dialogues import detect_language
-from rolebench.recipes.generation import CachedGenerator, GeneratorSettings, Job
+from rolebench.recipes.data.dialogues import detect_language
+from rolebench.recipes.data.generation import CachedGenerator, GeneratorSettings, Job
 from rolebench.storage.files import write_json_atomic
 
 STAGE = "describe-role"

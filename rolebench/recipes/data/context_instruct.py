@@ -18,9 +18,9 @@ from typing import Any
 
 from rolebench.errors import ConfigError
 from rolebench.prompts.roleplay import render
-from rolebench.recipes.dialogues import detect_language, profile_lines, segments
-from rolebench.recipes.generation import CachedGenerator, GeneratorSettings, Job
-from rolebench.recipes.qa_parse import QAItem, parse_items
+from rolebench.recipes.data.dialogues import detect_language, profile_lines, segments
+from rolebench.recipes.data.generation import CachedGenerator, GeneratorSettings, Job
+from rolebench.recipes.data.qa_parse import QAItem, parse_items
 from rolebench.storage.files import write_jsonl_atomic
 
 STAGE = "context-instruct"

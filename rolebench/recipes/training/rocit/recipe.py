@@ -4,7 +4,7 @@ OUTPUT (the config's `output_dir`) ends up holding
 - `adapter/`: the final LoRA adapter (`save_pretrained`), plus the tokenizer when the config gave
   the chat template, so `peft:BASE+OUTPUT/adapter` evaluates with the very prompt format it was
   trained on (otherwise the base's own tokenizer is that format);
-- `checkpoints/`, `train_log.jsonl`, `train_summary.json` (see `rocit_train`);
+- `checkpoints/`, `train_log.jsonl`, `train_summary.json` (see `rolebench.recipes.training.rocit.train`);
 - `eval/step-N/`: `rolebench evaluate` run folder of the adapter trained for N steps (a retrained
   adapter never reuses another's generations); `eval-base/`: the untrained base, same settings.
 """
@@ -18,10 +18,18 @@ from pathlib import Path
 from typing import Any
 
 from rolebench.errors import ConfigError, MissingDependency
-from rolebench.recipes.rocit_config import RocitConfig
-from rolebench.recipes.rocit_data import build_examples, prepare_tokenizer
-from rolebench.recipes.rocit_train import LOG_FILE, run_loop, write_summary
-from rolebench.recipes.trained import BaseSpec, evaluate_models, resolve_base, save_adapter
+from rolebench.recipes.training.rocit.config import RocitConfig
+from rolebench.recipes.training.rocit.data import build_examples, prepare_tokenizer
+from rolebench.recipes.training.rocit.train import run_loop
+from rolebench.recipes.training.trained import (
+    LOG_FILE,
+    BaseSpec,
+    evaluate_models,
+    require_libraries,
+    resolve_base,
+    save_adapter,
+    write_summary,
+)
 
 
 @dataclass
@@ -131,6 +139,7 @@ def evaluate_trained(
 
 def run_rocit(config: RocitConfig, *, progress: bool = True, evaluate: bool = True) -> RocitReport:
     """Train, save, then (main process only) evaluate the adapter on the configured tasks."""
+    require_libraries("rolebench recipe rocit")
     report, base, is_main = train(config, progress=progress)
     if evaluate and is_main and report.adapter is not None:
         report.evaluations = evaluate_trained(config, base, report.adapter, report.steps, progress=progress)

@@ -1,8 +1,10 @@
-"""What the training recipes (RoCIT, GRPO) share: the base they start from, the adapter they save,
-and `rolebench evaluate` of the models right after training."""
+"""What the training recipes (RoCIT, GRPO) share: the libraries they need, the base they start from,
+the adapter they save, their training log and summary, and `rolebench evaluate` of the models right
+after training."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Mapping, Sequence
@@ -10,10 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rolebench.errors import MissingDependency
 from rolebench.prompts.elicitation import Elicitation
-from rolebench.recipes.config import EvaluateSection
+from rolebench.recipes.training.config import EvaluateSection
+from rolebench.storage.files import write_json_atomic, write_text_atomic
 
 ADAPTER_DIR = "adapter"
+LOG_FILE = "train_log.jsonl"  # one JSON line per optimizer step: {"step": N, ...}
+SUMMARY_FILE = "train_summary.json"
 SMOLLM2 = "smollm2:135m"
 
 
@@ -36,6 +42,19 @@ class BaseSpec:
         if self.gguf_file:
             kwargs["gguf_file"] = self.gguf_file
         return kwargs
+
+
+def require_libraries(feature: str, *extra: str) -> None:
+    """MissingDependency (one line, the install command) unless the training libraries import: torch,
+    transformers, peft, accelerate and `extra` (e.g. trl)."""
+    import importlib
+
+    names = ("torch", "transformers", "peft", "accelerate", *extra)
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            raise MissingDependency(feature, f"{', '.join(names[:-1])} and {names[-1]}", "train") from None
 
 
 def resolve_base(base: str, revision: str | None = None, gguf_file: str | None = None) -> BaseSpec:
@@ -77,6 +96,22 @@ def save_adapter(
     return final
 
 
+def trim_log(output: Path, step: int) -> None:
+    """Forget log lines past the resumed step (written after the last checkpoint of a killed run)."""
+    path = output / LOG_FILE
+    if path.is_file():
+        kept = [
+            line
+            for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip() and json.loads(line)["step"] <= step
+        ]
+        write_text_atomic(path, "".join(line + "\n" for line in kept))
+
+
+def write_summary(output: Path, summary: dict[str, Any]) -> None:
+    write_json_atomic(output / SUMMARY_FILE, summary)
+
+
 def evaluate_models(
     settings: EvaluateSection,
     data_dir: str | None,
@@ -93,23 +128,15 @@ def evaluate_models(
 
     if not settings.enabled or not settings.tasks:
         return {}
-    options = {**({"gguf_file": base.gguf_file} if base.gguf_file else {}), **settings.model_options}
-    method = elicitation or Elicitation()
+    options = settings.options()
+    given = options.get("model_args") or {}
+    model_args = {**({"gguf_file": base.gguf_file} if base.gguf_file else {}), **dict(given)}
+    if elicitation is not None and "elicitation" not in options:  # the method trained with
+        options = {**options, "elicitation": elicitation.method, "shots": elicitation.shots or None}
     results = {}
     for label, (spec, folder) in runs.items():
-        values = {
-            "model": spec,
-            "tasks": list(settings.tasks),
-            "output": folder,
-            "data_dir": data_dir,
-            "limit": settings.limit,
-            "batch_size": settings.batch_size,
-            "max_new_tokens": settings.max_new_tokens,
-            "model_args": options,
-            "elicitation": method.method,
-            "shots": method.shots or None,
-            "progress": progress,
-        }
+        values = {**options, "model": spec, "model_args": model_args, "output": folder, "data_dir": data_dir}
+        values.setdefault("progress", progress)
         definition, execution, _ = split_options(values, "the recipe's evaluate section")
         results[label] = evaluate_definition(definition.checked(), execution)
     return results

@@ -23,13 +23,12 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from rolebench.errors import ConfigError
-from rolebench.recipes.rocit_config import RocitConfig
-from rolebench.recipes.rocit_data import Example, collate
-from rolebench.storage.files import write_json_atomic, write_text_atomic
+from rolebench.recipes.training.rocit.config import RocitConfig
+from rolebench.recipes.training.rocit.data import Example, collate
+from rolebench.recipes.training.trained import LOG_FILE, trim_log
 
 CHECKPOINTS = "checkpoints"
 STATE_FILE = "trainer_state.pt"
-LOG_FILE = "train_log.jsonl"
 KEEP_CHECKPOINTS = 2
 
 
@@ -149,18 +148,6 @@ def restore_checkpoint(
     return int(state["step"])
 
 
-def trim_log(output: Path, step: int) -> None:
-    """Forget log lines past the resumed step (written after the last checkpoint of a killed run)."""
-    path = output / LOG_FILE
-    if path.is_file():
-        kept = [
-            line
-            for line in path.read_text(encoding="utf-8").splitlines()
-            if line.strip() and json.loads(line)["step"] <= step
-        ]
-        write_text_atomic(path, "".join(line + "\n" for line in kept))
-
-
 def optimizer_step(
     accelerator: Any, model: Any, optimizer: Any, scheduler: Any, batch: Any, max_grad_norm: float
 ) -> tuple[float, bool]:
@@ -245,7 +232,3 @@ def log_step(
     record = {"step": step, "epoch": epoch, "loss": round(loss, 6), "lr": lr}
     with open(output / LOG_FILE, "a", encoding="utf-8") as handle:
         handle.write(json.dumps(record) + "\n")
-
-
-def write_summary(output: Path, summary: dict[str, Any]) -> None:
-    write_json_atomic(output / "train_summary.json", summary)

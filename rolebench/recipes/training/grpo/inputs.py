@@ -1,5 +1,5 @@
 """What the GRPO recipe trains: the start model and its tokenizer, the prompts, and whether TRL's
-checkpoints in OUTPUT may be resumed (see `rolebench.recipes.grpo`)."""
+checkpoints in OUTPUT may be resumed (see `rolebench.recipes.training.grpo.recipe`)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from rolebench.errors import ConfigError, MissingDependency, first_line
-from rolebench.recipes.grpo_config import GrpoConfig
-from rolebench.recipes.trained import BaseSpec, as_plain_weights
+from rolebench.recipes.training.grpo.config import GrpoConfig
+from rolebench.recipes.training.trained import BaseSpec, as_plain_weights
 from rolebench.storage.files import write_json_atomic
 
 TRAINER_DIR = "trainer"
