@@ -187,7 +187,7 @@ def recorded_source(record: RunRecord) -> DataSource:
 def restore_samples(folder: RunFolder, record: RunRecord, execution: Execution | None = None) -> list[str]:
     """Rebuild every finished task's missing or damaged samples file from the generation store (no model
     is loaded); one DataError line naming the file when it cannot be. The tasks rebuilt."""
-    broken = [task for task in record.finished_tasks() if not _readable(folder, task)]
+    broken = [task for task in record.finished_tasks() if not _readable(folder, record, task)]
     if not broken:
         return []
     definition = record.definition.model_copy(update={"tasks": tuple(broken)})
@@ -219,7 +219,14 @@ def restore_samples(folder: RunFolder, record: RunRecord, execution: Execution |
     return broken
 
 
-def _readable(folder: RunFolder, task: str) -> bool:
+def _readable(folder: RunFolder, record: RunRecord, task: str) -> bool:
+    """Whether a task's samples file can be read: the file the run wrote (same digest), or one that
+    parses (e.g. after an interrupted write; the derivation then scores it again)."""
+    digest = folder.samples_digest(task)
+    if digest is None:
+        return False
+    if digest == record.finished.get(task):
+        return True
     try:
         folder.read_samples(task)
     except DataError:
