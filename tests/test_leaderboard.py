@@ -22,20 +22,38 @@ from rolebench.judge.outcomes import judge_fields
 from rolebench.leaderboard.boards import FLOOR, REPORTED, collect, reference_rows
 from rolebench.leaderboard.build import build
 from rolebench.leaderboard.tables import to_csv, to_latex, to_markdown
-from rolebench.results.io import read_results, write_results
+from rolebench.results.io import read_results, read_samples, write_results, write_samples
 from rolebench.results.schema import GroupResult, TaskResult
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = REPO_ROOT / "test-artifacts"
 XSS = "<script>alert(1)</script>"
 EVIL_ROLE = "</script><script>alert(2)</script>"
+NAMES = {"nested/xss": XSS}  # the name a user gives a run (`leaderboard build --name RUN=NAME`)
+
+
+def scale_samples(run_dir: Path, scales: dict[str, float]) -> None:
+    """Every per-item score of a run multiplied by its protocol's factor, and results.json pointed at the new
+    samples files: the items behind a variant's numbers (rank intervals read them)."""
+    results = read_results(run_dir)
+    for task, entry in results.results.items():
+        records = read_samples(run_dir, task)
+        for record in records:
+            for protocol, factor in scales.items():
+                block = record.protocol_scores.get(protocol) or {}
+                block.update({k: v * factor for k, v in block.items() if v is not None})
+            headline = record.protocol_scores.get(entry.protocol or "") or {}
+            record.scores.update({k: v for k, v in headline.items() if k in record.scores})
+        entry.samples_sha256 = write_samples(run_dir, task, records)
+    write_results(run_dir, results)
 
 
 def variant(source: Path, target: Path, *, name: str, scale: float, spec: str | None = None) -> Path:
-    """A copy of a real run as another model: same shape, every metric multiplied by `scale`."""
+    """A copy of a real run as another model (spec `name` unless given): same shape, every metric and every
+    per-item score multiplied by `scale`."""
     shutil.copytree(source, target)
     results = read_results(target)
-    results.config.model = {**results.config.model, "name": name, "spec": spec or f"test:{name}"}
+    results.config.model = {**results.config.model, "name": name, "spec": spec or name}
     for entry in [*results.results.values(), *results.groups.values()]:
         for metric in ("cus", "raw", "spe", "avg"):
             if getattr(entry, metric, None) is not None:
@@ -48,6 +66,7 @@ def variant(source: Path, target: Path, *, name: str, scale: float, spec: str | 
             for values in (block.get("per_role") or {}).values():
                 values.update({k: v * scale for k, v in values.items() if k != "n" and v is not None})
     write_results(target, results)
+    scale_samples(target, {"rolellm": scale, "rolebench": scale})
     return target
 
 
@@ -126,7 +145,7 @@ def runs(tmp_path_factory, rolebench_data) -> Path:
 
 @pytest.fixture(scope="module")
 def boards(runs):
-    return collect([runs])
+    return collect([runs], names=NAMES)
 
 
 def board_of(boards, model: str):
@@ -227,9 +246,7 @@ def test_hostile_names_print_as_text_everywhere(boards):
 def test_csv_has_every_row_and_defuses_formulas(runs, tmp_path):
     shutil.copytree(runs / "demo-rolegpt", tmp_path / "run")
     results = read_results(tmp_path / "run")
-    results.config.model["name"] = '=HYPERLINK("http://x")'
-    write_results(tmp_path / "run", results)
-    boards = collect([tmp_path])
+    boards = collect([tmp_path], names={"run": '=HYPERLINK("http://x")'})
     rows = list(csv.DictReader(io.StringIO(to_csv(boards))))
     assert rows[0]["model"] == '\'=HYPERLINK("http://x")' and rows[0]["source"] == "ours"
     assert [r["source"] for r in rows] == ["ours", "floor", "floor"]  # no paper board for the demo split
@@ -321,11 +338,11 @@ def visible_models(driver, board_id: str | None = None) -> list[str]:
 
 
 def test_page_sorts_filters_and_drills_down_in_chromium(runs, tmp_path):
-    _, written = build([runs], tmp_path)
+    _, written = build([runs], tmp_path, names=NAMES)
     driver = chrome_driver()
     try:
         driver.get((tmp_path / "index.html").as_uri())
-        board = board_of(collect([runs]), "weak model")
+        board = board_of(collect([runs], names=NAMES), "weak model")
         headers = driver.find_elements("css selector", f'table[data-board="{board.id}"] th')
         highest_first = [r.model for r in sorted(board.rows, key=lambda r: -r.avg)]
         assert visible_models(driver, board.id) == [r.model for r in board.rows]  # by rank, unranked last
@@ -404,7 +421,7 @@ def verbose_variant(source: Path, target: Path) -> Path:
     answers three times the references' length."""
     shutil.copytree(source, target)
     results = read_results(target)
-    results.config.model = {**results.config.model, "name": "verbose model", "spec": "test:verbose"}
+    results.config.model = {**results.config.model, "name": "verbose model", "spec": "verbose model"}
     for entry in [*results.results.values(), *results.groups.values()]:
         for protocol, scale in (("rolellm", 1.1), ("rolebench", 0.3)):
             block = entry.value(protocol) or {}
@@ -416,6 +433,7 @@ def verbose_variant(source: Path, target: Path) -> Path:
         if isinstance(entry, TaskResult) and entry.lengths is not None:
             entry.lengths.answer_words_mean = 3 * (entry.lengths.reference_words_mean or 1.0)
     write_results(target, results)
+    scale_samples(target, {"rolellm": 1.1, "rolebench": 0.3})
     return target
 
 
@@ -503,7 +521,7 @@ def test_page_reads_well_on_a_phone_and_on_desktops_in_chromium(runs, inflated, 
     shutil.copytree(inflated, tmp_path / "runs" / "inflated")
     shutil.copytree(runs / "zh-limit", tmp_path / "runs" / "zh-limit")
     shutil.copytree(runs / "nested", tmp_path / "runs" / "nested")
-    build([tmp_path / "runs"], tmp_path / "board")
+    build([tmp_path / "runs"], tmp_path / "board", names=NAMES)
     driver = chrome_driver()
     try:
         mobile = width < 600

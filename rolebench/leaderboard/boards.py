@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from rolebench.errors import DataError
+from rolebench.leaderboard.items import RunScores, read_item_scores
+from rolebench.leaderboard.ranking import add_rank_intervals
 from rolebench.leaderboard.rows import (
     FLOOR,
     OURS,
@@ -119,13 +121,13 @@ def _matches(group: Entry, common: tuple[str, ...], parts: dict[str, str], width
     return group[0][:width] == common[:width] and all(group[1].get(k, v) == v for k, v in parts.items())
 
 
-def group_rows(runs: Sequence[tuple[RunResults, str]]) -> list[Entry]:
+def group_rows(runs: Sequence[tuple[RunResults, str]], names: Mapping[str, str] | None = None) -> list[Entry]:
     """Rows grouped by comparability; complete rows claim boards first, rows missing a task join a match.
     A floor run's rows join every board that agrees on split, protocol and data, whatever its judge."""
     entries = [
         (row, *comparability(run.config.model_dump(), row))
         for run, name in runs
-        for row in rows_from_run(run, name)
+        for row in rows_from_run(run, name, names)
     ]
     entries.sort(key=lambda entry: (entry[0].source == FLOOR, bool(entry[0].missing_tasks)))
     grouped: list[Entry] = []
@@ -179,13 +181,21 @@ def floor_rows(rows: Sequence[Row], protocol: str) -> list[Row]:
     return found
 
 
-def build_boards(runs: Sequence[tuple[RunResults, str]], *, reference: bool = True) -> list[Board]:
+def build_boards(
+    runs: Sequence[tuple[RunResults, str]],
+    *,
+    reference: bool = True,
+    scores: Mapping[str, RunScores] | None = None,
+    names: Mapping[str, str] | None = None,
+) -> list[Board]:
     """Group rows into boards (see the module docstring), ordered by split, ours before the paper's.
 
-    With `reference`, the paper's board of each split that has rows of ours is added.
+    With `reference`, the paper's board of each split that has rows of ours is added. `scores`: each run's
+    per-item scores (by run name), for the rank intervals (`rolebench.leaderboard.ranking`). `names`: the
+    names a user gives models, by model spec or run name.
     """
     boards = []
-    for common, parts, rows in group_rows(runs):
+    for common, parts, rows in group_rows(runs, names):
         first = rows[0]
         rows = rows + floor_rows(rows, first.protocol)
         name = first.dataset.split(" · ")[0]
@@ -201,6 +211,7 @@ def build_boards(runs: Sequence[tuple[RunResults, str]], *, reference: bool = Tr
                 rank_rows(rows),
             )
         )
+        add_rank_intervals(boards[-1], scores or {})
     if reference:
         for group in sorted({b.split for b in boards}):
             rows = [r for r in reference_rows() if r.split == group]
@@ -224,7 +235,13 @@ def build_boards(runs: Sequence[tuple[RunResults, str]], *, reference: bool = Tr
     return boards
 
 
-def collect(paths: Iterable[str | Path], *, reference: bool = True) -> list[Board]:
-    """Read every results.json under `paths` and build the boards."""
-    runs = [(read_results(path), name) for path, name in find_results(paths)]
-    return build_boards(runs, reference=reference)
+def collect(
+    paths: Iterable[str | Path], *, reference: bool = True, names: Mapping[str, str] | None = None
+) -> list[Board]:
+    """Read every results.json under `paths` (and each run's per-item scores) and build the boards."""
+    runs, scores = [], {}
+    for path, name in find_results(paths):
+        results = read_results(path)
+        runs.append((results, name))
+        scores[name] = read_item_scores(path, results)
+    return build_boards(runs, reference=reference, scores=scores, names=names)

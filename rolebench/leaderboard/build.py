@@ -3,6 +3,7 @@
 ```
 OUT/leaderboard.md, .csv, .tex, .json, index.html   the tables and the page
 OUT/results/<run>/results.json                      every result file they were built from
+OUT/results/<run>/item_scores.json                  a ranked run's per-item scores (rank intervals; no text)
 ```
 so that a built (and published) folder is its own source: `rolebench leaderboard build OUT/results`
 makes the same tables again (the repository's `leaderboard/` has this layout).
@@ -11,13 +12,14 @@ makes the same tables again (the repository's `leaderboard/` has this layout).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from rolebench.leaderboard.boards import OURS, Board, collect, find_results
+from rolebench.leaderboard.items import read_item_scores, write_item_scores
 from rolebench.leaderboard.tables import to_csv, to_latex, to_markdown
 from rolebench.leaderboard.webpage import to_html
-from rolebench.results.io import RESULTS_FILE
+from rolebench.results.io import RESULTS_FILE, read_results
 from rolebench.storage.files import write_text_atomic
 
 MARKDOWN, CSV, LATEX, HTML, JSON = (
@@ -56,9 +58,16 @@ def write_leaderboard(boards: Sequence[Board], out: Path, *, title: str = DEFAUL
     return written
 
 
-def copy_results(found: Sequence[tuple[Path, str]], out: Path) -> list[Path]:
+def ranked_runs(boards: Sequence[Board]) -> set[str]:
+    """The runs with a ranked row: their per-item scores are what rank intervals are computed from."""
+    return {r.run for b in boards if not b.reference for r in b.rows if r.rank is not None}
+
+
+def copy_results(found: Sequence[tuple[Path, str]], out: Path, ranked: Collection[str] = ()) -> list[Path]:
     """Each result file into OUT/results/<run>/results.json (atomically; a file already there is itself
-    left alone); the paths. A second run of the same name gets a suffix."""
+    left alone), and for a run in `ranked` its per-item scores beside it (`item_scores.json`, no text), so
+    that a build from OUT/results gives the same rank intervals; the paths. A second run of the same name
+    gets a suffix."""
     copies, used = [], set()
     for path, name in found:
         folder, number = name, 1
@@ -70,15 +79,24 @@ def copy_results(found: Sequence[tuple[Path, str]], out: Path) -> list[Path]:
         if not (target.is_file() and target.resolve() == path.resolve()):
             write_text_atomic(target, path.read_text(encoding="utf-8"))
         copies.append(target)
+        if name in ranked and target.resolve() != path.resolve():
+            scores = write_item_scores(target.parent, read_item_scores(path, read_results(path)))
+            copies += [scores] if scores else []
     return copies
 
 
 def build(
-    paths: Iterable[str | Path], out: Path, *, title: str = DEFAULT_TITLE, reference: bool = True
+    paths: Iterable[str | Path],
+    out: Path,
+    *,
+    title: str = DEFAULT_TITLE,
+    reference: bool = True,
+    names: Mapping[str, str] | None = None,
 ) -> tuple[list[Board], list[Path]]:
     """Collect result files under `paths` and write the leaderboard folder `out` (tables, page, and a copy
-    of every result file); the boards and the files written."""
+    of every result file with its per-item scores); the boards and the files written. `names`: the names
+    a user gives models, by run name or model spec."""
     paths = list(paths)
-    boards = collect(paths, reference=reference)
+    boards = collect(paths, reference=reference, names=names)
     written = write_leaderboard(boards, Path(out), title=title)
-    return boards, written + copy_results(find_results(paths), Path(out))
+    return boards, written + copy_results(find_results(paths), Path(out), ranked_runs(boards))

@@ -19,6 +19,7 @@ from rolebench.leaderboard.rows import (
     OURS,
     SPLIT_LABELS,
     Row,
+    display_name,
     family_of,
     reference_data,
     split_members,
@@ -31,14 +32,15 @@ from rolebench.scoring.metrics import AVG, METRIC_KEYS
 from rolebench.scoring.protocols import F_MEASURE_PROTOCOL, PAPER_PROTOCOL
 
 
-def rows_from_run(run: RunResults, name: str) -> list[Row]:
-    """One row per split (task group) the run covers."""
+def rows_from_run(run: RunResults, name: str, names: Mapping[str, str] | None = None) -> list[Row]:
+    """One row per split (task group) the run covers; `names`: the names a user gives models (by run name
+    or spec; `rows.display_name`)."""
     by_group: dict[str, list[str]] = {}
     for task, result in run.results.items():
         group = family_of(result.split)
         if group in SPLIT_LABELS:
             by_group.setdefault(group, []).append(task)
-    return [_group_row(run, group, tasks, name) for group, tasks in sorted(by_group.items())]
+    return [_group_row(run, group, tasks, name, names or {}) for group, tasks in sorted(by_group.items())]
 
 
 def board_protocol(run: RunResults) -> str:
@@ -79,7 +81,7 @@ def _context(tasks: Sequence[Mapping[str, Any]]) -> tuple[float | None, float | 
     )
 
 
-def _group_row(run: RunResults, group: str, tasks: list[str], name: str) -> Row:
+def _group_row(run: RunResults, group: str, tasks: list[str], name: str, names: Mapping[str, str]) -> Row:
     config = run.config.model_dump()
     model = config.get("model") or {}
     protocol = board_protocol(run)
@@ -98,7 +100,7 @@ def _group_row(run: RunResults, group: str, tasks: list[str], name: str) -> Row:
     spec = str(model.get("spec") or "")
     tokens, seconds = _context(list(tasks_data.values()))
     row = Row(
-        model=str(model.get("name") or model.get("spec") or "unknown model"),
+        model=display_name(spec, name, names),
         spec=spec,
         source=FLOOR if spec in FLOOR_SPECS else OURS,
         split=group,

@@ -125,7 +125,10 @@ def sign_flips(items: TaskItems, settings: Resampling, task: str) -> Sums:
     ones = np.ones((1, items.n))
     parts = []
     for size in _blocks(items.n, settings.resamples):
-        signs = 1.0 - 2.0 * rng.integers(0, 2, size=(size, items.n), dtype=np.int8)
+        bits = rng.integers(0, 256, size=(size, (items.n + 7) // 8), dtype=np.uint8)
+        signs = np.unpackbits(bits, axis=1, count=items.n).astype(np.float64)
+        signs *= -2.0
+        signs += 1.0  # each item's sign: +1, or -1 when flipped
         parts.append(_sums(items, signs, ones))
     return _stack(parts)
 
@@ -248,11 +251,11 @@ def paired_differences(
     for task, (a, b, columns) in tasks.items():
         both = ~np.isnan(a) & ~np.isnan(b)
         a, b = np.where(both, a, np.nan), np.where(both, b, np.nan)
-        items = TaskItems(np.stack([a, b, a - b]), columns)
-        seen[task] = observed(items)
+        seen[task] = observed(TaskItems(np.stack([a, b, a - b]), columns))
         if settings.resamples > 0:
-            resampled[task] = bootstrap(items, settings, task)
-            flipped[task] = sign_flips(TaskItems((a - b)[None], columns), settings, task)
+            differences = TaskItems((a - b)[None], columns)
+            resampled[task] = bootstrap(differences, settings, task)
+            flipped[task] = sign_flips(differences, settings, task)
     point = means(seen, layout)
     spread = means(resampled, layout) if resampled else {}
     permuted = means(flipped, layout) if flipped else {}
@@ -266,7 +269,7 @@ def paired_differences(
                 a=_number(values[0, 0]),
                 b=_number(values[0, 1]),
                 diff=_number(diff),
-                ci=interval(spread[entry][column][:, 2], settings.confidence) if spread else None,
+                ci=interval(spread[entry][column][:, 0], settings.confidence) if spread else None,
                 p=permutation_p(diff, permuted[entry][column][:, 0]) if permuted else None,
                 n=numbers[entry][column],
             )
