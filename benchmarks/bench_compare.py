@@ -22,6 +22,7 @@ import argparse
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -149,11 +150,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--demo", action="store_true", help="the packaged demo (no RoleBench files needed)")
-    parser.add_argument("--work", type=Path, default=REPO_ROOT / "runs" / "bench_compare")
+    parser.add_argument("--work", type=Path, help="keep the two runs here, for the next time (default: none)")
     args = parser.parse_args(argv)
     if not args.demo and not os.environ.get("ROLEBENCH_DATA"):
         os.environ["ROLEBENCH_DATA"] = str(REPO_ROOT.parent / "shared" / "rolebench")
-    folder_a, folder_b = make_runs(args.work, args.demo)
+    with tempfile.TemporaryDirectory(prefix="bench-compare-") as temporary:
+        return measure(args, make_runs(args.work or Path(temporary), args.demo))
+
+
+def measure(args: argparse.Namespace, runs: tuple[Path, Path]) -> int:
+    """Time both ways and the command on the two runs; print the table; 1 if the estimates differ."""
+    folder_a, folder_b = runs
     results_a, results_b = read_results(folder_a), read_results(folder_b)
     tasks = [t for t in results_a.results if t in results_b.results]
     a, b = load_run(folder_a, results_a, tasks), load_run(folder_b, results_b, tasks)
@@ -164,8 +171,8 @@ def main(argv: list[str] | None = None) -> int:
     command_s = command_seconds(folder_a, folder_b, args.resamples, args.repeat)
     point_gap, interval_gap = largest_gap(ours, theirs)
     print(
-        "| items | resamples | ours CPU s | per-resample loop CPU s | ratio | same estimates | largest interval gap "
-        "| `rolebench compare` wall s |"
+        "| items | resamples | ours CPU s | per-resample loop CPU s | ratio | same estimates "
+        "| largest interval gap | `rolebench compare` wall s |"
     )
     print("| ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |")
     same = "yes" if point_gap < 1e-12 else f"no ({point_gap:.2g})"

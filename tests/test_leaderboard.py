@@ -472,7 +472,7 @@ def test_flags_and_their_meanings_in_every_format(inflated, tmp_path):
     assert any(b["order_note"] for b in document["boards"])
     meaning = "answers over 2x the references' length"
     markdown = (tmp_path / "leaderboard.md").read_text(encoding="utf-8")
-    assert f"- length-inflated: {meaning}" in markdown and re.search(r"\| F rank +\|", markdown)
+    assert f"- length-inflated: {meaning}" in markdown and re.search(r"\| F rank \(95% CI\) +\|", markdown)
     assert "Ranked by the F-measure instead of the paper's recall" in markdown
     table = list(csv.DictReader(io.StringIO((tmp_path / "leaderboard.csv").read_text(encoding="utf-8"))))
     verbose = next(r for r in table if r["model"] == "verbose model")
@@ -510,8 +510,37 @@ for (const table of document.querySelectorAll("table.lb")) {
   const box = table.parentElement;
   out.scrolling.push({scrolls: box.scrollWidth > box.clientWidth, page: box.getBoundingClientRect().right});
 }
+out.pictures = [];
+for (const section of document.querySelectorAll("section.board")) {
+  const rows = [...section.querySelectorAll("tr.row")];
+  const ranked = rows.filter((tr) => /^[0-9]+$/.test(tr.cells[0].dataset.sort));
+  const panels = [...section.querySelectorAll("svg.panel")].map((svg) => {
+    const frame = svg.getBoundingClientRect();
+    const texts = [...svg.querySelectorAll("text")].map((t) => {
+      const r = t.getBoundingClientRect();
+      return {text: t.textContent, left: px(r.left), right: px(r.right),
+              top: px(r.top), bottom: px(r.bottom)};
+    });
+    return {left: px(frame.left), right: px(frame.right), top: px(frame.top), bottom: px(frame.bottom),
+            dots: svg.querySelectorAll("circle.dot").length, texts: texts};
+  });
+  out.pictures.push({board: section.id, ranked: ranked.length, panels: panels});
+}
 return out;
 """
+
+
+def overlapping(texts: list[dict]) -> list[tuple[str, str]]:
+    """Pairs of labels whose drawn boxes overlap (by more than half a pixel)."""
+    found = []
+    for i, a in enumerate(texts):
+        for b in texts[i + 1 :]:
+            if (
+                min(a["right"], b["right"]) - max(a["left"], b["left"]) > 0.5
+                and min(a["bottom"], b["bottom"]) - max(a["top"], b["top"]) > 0.5
+            ):
+                found.append((a["text"], b["text"]))
+    return found
 
 
 @pytest.mark.parametrize("width", [390, 1280, 1920])
@@ -547,3 +576,16 @@ def test_page_reads_well_on_a_phone_and_on_desktops_in_chromium(runs, inflated, 
         assert any(box["scrolls"] for box in layout["scrolling"])
     else:
         assert not any(box["scrolls"] for box in layout["scrolling"])
+    assert len(layout["pictures"]) >= 3 and all(p["panels"] for p in layout["pictures"])  # every board
+    for picture in layout["pictures"]:
+        scores = picture["panels"][0]
+        assert scores["dots"] == picture["ranked"], picture["board"]  # each ranked row has its mark
+        for panel in picture["panels"]:
+            assert 0 <= panel["left"] and panel["right"] <= width, picture["board"]  # inside the page
+            assert panel["right"] - panel["left"] >= min(width - 30, 360)  # a phone's full width, not less
+            assert not overlapping(panel["texts"]), (picture["board"], overlapping(panel["texts"]))
+            for text in panel["texts"]:  # no label cut off at the picture's edge
+                assert panel["left"] - 1 <= text["left"] and text["right"] <= panel["right"] + 1, text
+                assert panel["top"] - 1 <= text["top"] and text["bottom"] <= panel["bottom"] + 1, text
+    demo = next(p for p in layout["pictures"] if "rolebench_demo" in p["board"] and p["ranked"] >= 3)
+    assert demo["panels"][0]["dots"] == demo["ranked"] and len(demo["panels"]) == 2

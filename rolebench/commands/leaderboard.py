@@ -65,6 +65,7 @@ def add_parser(subparsers: Subparsers) -> None:
 
 def run_build(args: argparse.Namespace) -> int:
     from rolebench.leaderboard.build import RESULTS_DIR, build
+    from rolebench.leaderboard.items import ITEM_SCORES_FILE
 
     boards, written = build(
         args.results,
@@ -82,7 +83,9 @@ def run_build(args: argparse.Namespace) -> int:
     for path in written:
         if path not in copies:
             print(f"  {path}")
-    print(f"  {args.out / RESULTS_DIR}/ ({len(copies)} results.json, the tables' sources)")
+    scores = sum(1 for p in copies if p.name == ITEM_SCORES_FILE)
+    kept = f"; {scores} {ITEM_SCORES_FILE}, the ranked runs' per-item scores" if scores else ""
+    print(f"  {args.out / RESULTS_DIR}/ ({len(copies) - scores} results.json, the tables' sources{kept})")
     return 0
 
 

@@ -49,6 +49,7 @@ __all__ = [
     "Row",
     "build_boards",
     "collect",
+    "collect_scored",
     "find_results",
     "n_display",
     "rank_rows",
@@ -185,14 +186,12 @@ def build_boards(
     runs: Sequence[tuple[RunResults, str]],
     *,
     reference: bool = True,
-    scores: Mapping[str, RunScores] | None = None,
     names: Mapping[str, str] | None = None,
 ) -> list[Board]:
     """Group rows into boards (see the module docstring), ordered by split, ours before the paper's.
 
-    With `reference`, the paper's board of each split that has rows of ours is added. `scores`: each run's
-    per-item scores (by run name), for the rank intervals (`rolebench.leaderboard.ranking`). `names`: the
-    names a user gives models, by model spec or run name.
+    With `reference`, the paper's board of each split that has rows of ours is added. `names`: the names a
+    user gives models, by model spec or run name. Rank intervals are `collect_scored`'s.
     """
     boards = []
     for common, parts, rows in group_rows(runs, names):
@@ -211,7 +210,6 @@ def build_boards(
                 rank_rows(rows),
             )
         )
-        add_rank_intervals(boards[-1], scores or {})
     if reference:
         for group in sorted({b.split for b in boards}):
             rows = [r for r in reference_rows() if r.split == group]
@@ -235,13 +233,27 @@ def build_boards(
     return boards
 
 
+def collect_scored(
+    paths: Iterable[str | Path], *, reference: bool = True, names: Mapping[str, str] | None = None
+) -> tuple[list[Board], dict[str, RunScores]]:
+    """Read every results.json under `paths`, build the boards, and give their ranked rows rank intervals
+    from their runs' per-item scores (read for those runs only); the boards and the scores read."""
+    found = find_results(paths)
+    runs = [(read_results(path), name) for path, name in found]
+    boards = build_boards(runs, reference=reference, names=names)
+    ranked = {r.run for b in boards if not b.reference for r in b.rows if r.rank is not None}
+    scores = {
+        name: read_item_scores(path, results)
+        for (path, name), (results, _) in zip(found, runs, strict=True)
+        if name in ranked
+    }
+    for board in boards:
+        add_rank_intervals(board, scores)
+    return boards, scores
+
+
 def collect(
     paths: Iterable[str | Path], *, reference: bool = True, names: Mapping[str, str] | None = None
 ) -> list[Board]:
-    """Read every results.json under `paths` (and each run's per-item scores) and build the boards."""
-    runs, scores = [], {}
-    for path, name in find_results(paths):
-        results = read_results(path)
-        runs.append((results, name))
-        scores[name] = read_item_scores(path, results)
-    return build_boards(runs, reference=reference, scores=scores, names=names)
+    """Read every results.json under `paths` (and the ranked runs' per-item scores) and build the boards."""
+    return collect_scored(paths, reference=reference, names=names)[0]

@@ -12,14 +12,14 @@ makes the same tables again (the repository's `leaderboard/` has this layout).
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from rolebench.leaderboard.boards import OURS, Board, collect, find_results
-from rolebench.leaderboard.items import read_item_scores, write_item_scores
+from rolebench.leaderboard.boards import OURS, Board, collect_scored, find_results
+from rolebench.leaderboard.items import RunScores, write_item_scores
 from rolebench.leaderboard.tables import to_csv, to_latex, to_markdown
 from rolebench.leaderboard.webpage import to_html
-from rolebench.results.io import RESULTS_FILE, read_results
+from rolebench.results.io import RESULTS_FILE
 from rolebench.storage.files import write_text_atomic
 
 MARKDOWN, CSV, LATEX, HTML, JSON = (
@@ -58,16 +58,13 @@ def write_leaderboard(boards: Sequence[Board], out: Path, *, title: str = DEFAUL
     return written
 
 
-def ranked_runs(boards: Sequence[Board]) -> set[str]:
-    """The runs with a ranked row: their per-item scores are what rank intervals are computed from."""
-    return {r.run for b in boards if not b.reference for r in b.rows if r.rank is not None}
-
-
-def copy_results(found: Sequence[tuple[Path, str]], out: Path, ranked: Collection[str] = ()) -> list[Path]:
+def copy_results(
+    found: Sequence[tuple[Path, str]], out: Path, scores: Mapping[str, RunScores] | None = None
+) -> list[Path]:
     """Each result file into OUT/results/<run>/results.json (atomically; a file already there is itself
-    left alone), and for a run in `ranked` its per-item scores beside it (`item_scores.json`, no text), so
-    that a build from OUT/results gives the same rank intervals; the paths. A second run of the same name
-    gets a suffix."""
+    left alone), and the per-item scores of the runs in `scores` (the ranked ones) beside it
+    (`item_scores.json`, no text), so that a build from OUT/results gives the same rank intervals; the
+    paths. A second run of the same name gets a suffix."""
     copies, used = [], set()
     for path, name in found:
         folder, number = name, 1
@@ -76,12 +73,13 @@ def copy_results(found: Sequence[tuple[Path, str]], out: Path, ranked: Collectio
             folder = f"{name}-{number}"
         used.add(folder)
         target = out / RESULTS_DIR / folder / RESULTS_FILE
-        if not (target.is_file() and target.resolve() == path.resolve()):
-            write_text_atomic(target, path.read_text(encoding="utf-8"))
+        if target.is_file() and target.resolve() == path.resolve():
+            copies.append(target)  # built in place: the folder is its own source
+            continue
+        write_text_atomic(target, path.read_text(encoding="utf-8"))
         copies.append(target)
-        if name in ranked and target.resolve() != path.resolve():
-            scores = write_item_scores(target.parent, read_item_scores(path, read_results(path)))
-            copies += [scores] if scores else []
+        kept = write_item_scores(target.parent, (scores or {}).get(name) or {})
+        copies += [kept] if kept else []
     return copies
 
 
@@ -97,6 +95,6 @@ def build(
     of every result file with its per-item scores); the boards and the files written. `names`: the names
     a user gives models, by run name or model spec."""
     paths = list(paths)
-    boards = collect(paths, reference=reference, names=names)
+    boards, scores = collect_scored(paths, reference=reference, names=names)
     written = write_leaderboard(boards, Path(out), title=title)
-    return boards, written + copy_results(find_results(paths), Path(out), ranked_runs(boards))
+    return boards, written + copy_results(find_results(paths), Path(out), scores)

@@ -141,6 +141,11 @@ def legend_lines(parts: Sequence[str]) -> list[str]:
     return lines
 
 
+def _measure(board: Board) -> str:
+    """What a board's avg is, in a few words: its protocol, or "as printed" for the paper's."""
+    return "as printed in the paper" if board.reference else board.protocol
+
+
 def _legend(panel: Panel, y: float, parts: Sequence[str]) -> None:
     """The legend from `y` down (the panel grows by its extra lines)."""
     lines = legend_lines(parts)
@@ -167,7 +172,13 @@ def score_panel(board: Board) -> Panel | None:
     def x_of(value: float) -> float:
         return left + value / high * (right - left)
 
-    _text(panel, 4, 12, f"avg ({board.protocol}) with its 95% interval", "caption")
+    _text(
+        panel,
+        4,
+        12,
+        shorten(f"avg ({_measure(board)}) with its 95% interval", WIDTH - RANK_WIDTH - 8),
+        "caption",
+    )
     _text(panel, right + 6, 28, "rank", "head")
     placed: list[Box] = [(right + 6, 16, right + 6 + text_width("rank"), 30)]
     for index, row in enumerate(ranked):
@@ -227,7 +238,7 @@ def length_panel(board: Board) -> Panel | None:
     def at(length: float, score: float) -> tuple[float, float]:
         return left + length / x_high * (right - left), bottom - score / y_high * (bottom - top)
 
-    _text(panel, 4, 12, f"avg ({board.protocol}) against answer length", "caption")
+    _text(panel, 4, 12, shorten(f"avg ({_measure(board)}) against answer length", WIDTH - 8), "caption")
     _line(panel, left, top, left, bottom, "axis")
     placed: list[Box] = []
     if reference:

@@ -122,5 +122,7 @@ def write_item_scores(folder: Path, scores: RunScores) -> Path | None:
         },
     }
     path = folder / ITEM_SCORES_FILE
-    write_text_atomic(path, json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n")
+    text = json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n"
+    if not (path.is_file() and path.read_text(encoding="utf-8") == text):  # a rebuild rewrites nothing
+        write_text_atomic(path, text)
     return path

@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import hashlib
 from collections.abc import Sequence
-from dataclasses import asdict
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -121,7 +120,7 @@ def page_context(boards: Sequence[Board], title: str, generated: str) -> dict[st
                 "reference": board.reference,
                 "order_note": board.order_note(),
                 "rank_note": board.rank_note,
-                "panels": [asdict(panel) for panel in board_figure(board)],
+                "panels": board_figure(board),
                 "panel_width": WIDTH,
                 "rows": rows,
             }
