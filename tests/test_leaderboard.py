@@ -408,6 +408,9 @@ def test_published_leaderboard_is_built_from_its_results(tmp_path):
         "rolebench_eng_role",
         "rolebench_zh",
     }
+    demo = next(b for b in boards if b.split == "rolebench_demo" and not b.reference)
+    assert demo.rank_note == "" and all(r.rank_interval and r.avg_ci for r in demo.rows if r.rank)
+    assert (PUBLISHED / "results" / "demo-rolegpt" / "item_scores.json").is_file()  # what they come from
     limited = [r for b in boards for r in b.rows if r.run == "eng-role-smollm2-135m-limit30"]
     assert limited and all(r.partial and r.rank is None and r.limit == 30 for r in limited)
     assert all(p.stat().st_size < 2_000_000 for p in PUBLISHED.rglob("*") if p.is_file())

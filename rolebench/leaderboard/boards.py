@@ -233,15 +233,22 @@ def build_boards(
     return boards
 
 
+def ranked_together(board: Board) -> list[str]:
+    """The runs of a board's ranked rows when there are two or more (one alone is first, no resampling)."""
+    runs = [r.run for r in board.rows if r.rank is not None]
+    return runs if len(runs) > 1 else []
+
+
 def collect_scored(
     paths: Iterable[str | Path], *, reference: bool = True, names: Mapping[str, str] | None = None
 ) -> tuple[list[Board], dict[str, RunScores]]:
     """Read every results.json under `paths`, build the boards, and give their ranked rows rank intervals
-    from their runs' per-item scores (read for those runs only); the boards and the scores read."""
+    from their runs' per-item scores (read only for boards of two or more ranked rows); the boards and the
+    scores read."""
     found = find_results(paths)
     runs = [(read_results(path), name) for path, name in found]
     boards = build_boards(runs, reference=reference, names=names)
-    ranked = {r.run for b in boards if not b.reference for r in b.rows if r.rank is not None}
+    ranked = {run for b in boards if not b.reference for run in ranked_together(b)}
     scores = {
         name: read_item_scores(path, results)
         for (path, name), (results, _) in zip(found, runs, strict=True)

@@ -89,7 +89,9 @@ def _mark(panel: Panel, x: float, y: float, cls: str, row: Row, title: str) -> N
     panel.marks.append({"x": _r(x), "y": _r(y), "cls": cls, "row": row.run, "title": title})
 
 
-def place(panel: Panel, placed: list[Box], x: float, y: float, text: str, area: Box, cls: str) -> bool:
+def place(
+    panel: Panel, placed: list[Box], x: float, y: float, text: str, area: Box, cls: str, leader: bool = True
+) -> bool:
     """A label near (x, y) where it overlaps nothing placed and stays inside `area`: right, left, above,
     below, then further down with a leader line to (x, y); recorded in `placed`. False if none fits."""
     width, height = text_width(text), FONT + 2
@@ -104,20 +106,20 @@ def place(panel: Panel, placed: list[Box], x: float, y: float, text: str, area: 
         if inside and not _overlaps(box, placed):
             placed.append(box)
             _text(panel, cx, cy, text, cls, anchor)
-            if number >= 4:  # moved away from its point: a leader line says whose it is
+            if leader and number >= 4:  # moved away from its point: a leader line says whose it is
                 _line(panel, x, y, cx - 2, cy - 4, "leader")
             return True
     return False
 
 
-def _axis(panel: Panel, left: float, right: float, y: float, low: float, high: float) -> None:
+def _axis(panel: Panel, left: float, right: float, y: float, low: float, high: float, unit: str = "") -> None:
     """A horizontal axis with tick labels below it."""
     _line(panel, left, y, right, y, "axis")
     for tick in nice_ticks(low, high):
         x = left + (tick - low) / (high - low) * (right - left)
         if left - 0.5 <= x <= right + 0.5:
             _line(panel, x, y, x, y + 3, "axis")
-            _text(panel, x, y + 14, f"{tick:g}", "tick", "middle")
+            _text(panel, x, y + 14, f"{tick:g}{unit if tick else ''}", "tick", "middle")
 
 
 def _floors(board: Board) -> list[Row]:
@@ -172,13 +174,9 @@ def score_panel(board: Board) -> Panel | None:
     def x_of(value: float) -> float:
         return left + value / high * (right - left)
 
-    _text(
-        panel,
-        4,
-        12,
-        shorten(f"avg ({_measure(board)}) with its 95% interval", WIDTH - RANK_WIDTH - 8),
-        "caption",
-    )
+    intervals = any(r.avg_ci for r in ranked)
+    caption = f"avg ({_measure(board)})" + (" with its 95% interval" if intervals else "")
+    _text(panel, 4, 12, shorten(caption, WIDTH - 8), "caption")
     _text(panel, right + 6, 28, "rank", "head")
     placed: list[Box] = [(right + 6, 16, right + 6 + text_width("rank"), 30)]
     for index, row in enumerate(ranked):
@@ -196,11 +194,14 @@ def score_panel(board: Board) -> Panel | None:
     for floor in floors:
         x = x_of(floor.avg or 0.0)
         _line(panel, x, top - 4, x, bottom, "floor")
-        if not place(panel, placed, x, 25, _floor_name(floor), (0, 17, right, top - 4), "floor"):
+        if not place(
+            panel, placed, x, 25, _floor_name(floor), (0, 17, right, top - 4), "floor", leader=False
+        ):
             unplaced.append(f"{_floor_name(floor)} {floor.avg:.2f}")
     _axis(panel, left, right, bottom + 2, 0.0, high)
     floors_note = f"dashed: floors{' (' + ', '.join(unplaced) + ')' if unplaced else ''}" if floors else ""
-    _legend(panel, bottom + 36, ["dot: avg", "bar: 95% interval", *filter(None, [floors_note])])
+    bars = ["bar: 95% interval"] if intervals else []
+    _legend(panel, bottom + 36, ["dot: avg", *bars, *filter(None, [floors_note])])
     return panel
 
 
@@ -209,7 +210,7 @@ PLOT: Box = (40.0, 22.0, WIDTH - 8, LENGTH_HEIGHT - 44)
 
 
 def _reference(panel: Panel, placed: list[Box], x_ref: float, x_twice: float) -> None:
-    """The references' mean length, and the shaded region past twice it (the `length-inflated` rule)."""
+    """The references' length (1×), and the shaded region past twice it (the `length-inflated` rule)."""
     left, top, right, bottom = PLOT
     panel.rects.append(
         {"x": _r(x_twice), "y": top, "w": _r(right - x_twice), "h": _r(bottom - top), "cls": "inflated"}
@@ -219,59 +220,66 @@ def _reference(panel: Panel, placed: list[Box], x_ref: float, x_twice: float) ->
     if right - x_twice >= text_width(label) + 6:
         placed.append((right - 3 - text_width(label), top + 2, right, top + 16))
         _text(panel, right - 3, top + 13, label, "inflated", "end")
-    place(panel, placed, x_ref, top + 8, "ref", PLOT, "reference")
+    place(panel, placed, x_ref, top + 8, "as long as the references", PLOT, "reference")
 
 
 def length_panel(board: Board) -> Panel | None:
-    """Each row's avg (recall, and the F-measure) against its mean answer length; None without lengths."""
-    rows = [r for r in board.rows if r.source != FLOOR and r.answer_words is not None and r.avg is not None]
+    """Each row's avg (recall, and the F-measure) against its answers' length relative to the references'
+    (each row's own references: rows on other items compare fairly); None without lengths."""
+    rows = [
+        r
+        for r in board.rows
+        if r.source != FLOOR and r.avg is not None and r.answer_words and r.reference_words
+    ]
     if not rows:
         return None
     floors = _floors(board)
-    reference = next((r.reference_words for r in rows if r.reference_words), None)
-    lengths = [r.answer_words or 0.0 for r in rows] + ([2.2 * reference] if reference else [])
+    ratios = {id(r): (r.answer_words or 0.0) / (r.reference_words or 1.0) for r in rows}
     scores = [v for r in rows for v in (r.avg, r.f_avg) if v is not None] + [f.avg or 0.0 for f in floors]
-    x_high, y_high = max(lengths) * 1.1 or 1.0, max(scores) * 1.12 or 1.0
+    x_high, y_high = max([*ratios.values(), 2.2]) * 1.1, max(scores) * 1.12 or 1.0
     left, top, right, bottom = PLOT
-    panel = Panel(f"avg ({board.protocol}) against mean answer length", LENGTH_HEIGHT)
+    panel = Panel(f"avg ({board.protocol}) against answer length relative to the references'", LENGTH_HEIGHT)
 
-    def at(length: float, score: float) -> tuple[float, float]:
-        return left + length / x_high * (right - left), bottom - score / y_high * (bottom - top)
+    def at(ratio: float, score: float) -> tuple[float, float]:
+        return left + ratio / x_high * (right - left), bottom - score / y_high * (bottom - top)
 
     _text(panel, 4, 12, shorten(f"avg ({_measure(board)}) against answer length", WIDTH - 8), "caption")
     _line(panel, left, top, left, bottom, "axis")
     placed: list[Box] = []
-    if reference:
-        _reference(panel, placed, at(reference, 0)[0], at(2 * reference, 0)[0])
+    _reference(panel, placed, at(1.0, 0)[0], at(2.0, 0)[0])
     for floor in floors:
         y = at(0, floor.avg or 0.0)[1]
         _line(panel, left, y, right, y, "floor")
-    points = [(r, *at(r.answer_words or 0.0, r.avg or 0.0)) for r in rows]
+    points = [(r, *at(ratios[id(r)], r.avg or 0.0)) for r in rows]
     for row, x, y in points:
         if row.f_avg is not None:
             f_y = at(0, row.f_avg)[1]
             _line(panel, x, y, x, f_y, "stem")
             _mark(panel, x, f_y, "ring", row, f"{row.model}: F avg {row.f_avg:.4f}")
-        title = f"{row.model}: avg {row.avg:.4f}, answers {row.answer_words:.0f} long"
+        title = f"{row.model}: avg {row.avg:.4f}; answers {row.answer_words:.0f} long"
+        title += f", references {row.reference_words:.0f}"
         _mark(panel, x, y, "dot" if row.rank is not None else "open", row, title)
         placed.append((x - 4, y - 4, x + 4, y + 4))
     for row, x, y in points:
         place(panel, placed, x, y, shorten(row.model, 120), PLOT, "name")
     for floor in floors:
-        place(panel, placed, right - 2, at(0, floor.avg or 0.0)[1] - 8, _floor_name(floor), PLOT, "floor")
-    _axis(panel, left, right, bottom, 0.0, x_high)
+        y = at(0, floor.avg or 0.0)[1]
+        place(panel, placed, right - 2, y - 8, _floor_name(floor), PLOT, "floor", leader=False)
+    _axis(panel, left, right, bottom, 0.0, x_high, "×")
     for tick in nice_ticks(0.0, y_high, 3):
         y = at(0, tick)[1]
         if top - 0.5 <= y <= bottom:
             _text(panel, left - 4, y + 4, f"{tick:g}", "tick", "end")
     unit = "characters" if board.split == "rolebench_zh" else "words"
-    _text(panel, (left + right) / 2, bottom + 28, f"mean answer length ({unit})", "note", "middle")
+    _text(
+        panel, (left + right) / 2, bottom + 28, f"answer length ÷ the references' ({unit})", "note", "middle"
+    )
     legend = [
         "dot: recall",
         "ring: F-measure",
         *(["open: partial"] if any(r.rank is None for r in rows) else []),
     ]
-    legend += (["dashed: floors"] if floors else []) + (["shaded: over 2× ref length"] if reference else [])
+    legend += (["dashed: floors"] if floors else []) + ["shaded: over 2× the references' length"]
     _legend(panel, LENGTH_HEIGHT - 4, legend)
     return panel
 

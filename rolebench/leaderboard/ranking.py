@@ -8,7 +8,8 @@ of its tasks' CUS, RAW and SPE; `rolebench.scoring.resampling`), and the rows ar
 (competition ranks, highest avg first). A row's rank interval is the percentile interval of its ranks; the
 same for the F-measure's avg (`rank_f_interval`). The per-item scores come from each run's samples files
 (`rolebench.leaderboard.items`); a row whose items are not found, or do not give back its avg, leaves its
-board without rank intervals, and the board says why. A board with one ranked row ranks it [1, 1].
+board without rank intervals, and the board says why. A board with one ranked row ranks it [1, 1] without
+resampling (and draws its avg without an interval: there is no other row to tell it from).
 """
 
 from __future__ import annotations
@@ -68,12 +69,12 @@ def add_rank_intervals(board: Board, scores: Mapping[str, RunScores], settings: 
     ranked = [r for r in board.rows if r.rank is not None]
     if not ranked or board.reference:
         return
-    items = {id(r): _row_items(r, scores) for r in ranked}
-    missing = [r for r in ranked if items[id(r)] is None]
-    if len(ranked) == 1 and missing:
+    if len(ranked) == 1:  # first in every resample: nothing to resample
         ranked[0].rank_interval = [1, 1]
         ranked[0].rank_f_interval = [1, 1] if ranked[0].rank_f is not None else None
         return
+    items = {id(r): _row_items(r, scores) for r in ranked}
+    missing = [r for r in ranked if items[id(r)] is None]
     if missing:
         board.rank_note = f"no rank intervals: no per-item scores of {missing[0].run} (its samples files)"
         return

@@ -111,7 +111,8 @@ def bootstrap(items: TaskItems, settings: Resampling, task: str) -> Sums:
     rng = task_seed(settings, task, 0)
     parts = []
     for size in _blocks(items.n, settings.resamples):
-        draws = rng.integers(0, items.n, size=(size, items.n), dtype=np.int64)
+        small = np.uint16 if items.n <= 1 << 16 else np.int64  # 16-bit draws are the fastest to make
+        draws = rng.integers(0, items.n, size=(size, items.n), dtype=small).astype(np.int64)
         draws += (np.arange(size, dtype=np.int64) * items.n)[:, None]
         drawn = np.bincount(draws.ravel(), minlength=size * items.n).reshape(size, items.n)
         weights = drawn.astype(np.float64)
