@@ -177,11 +177,6 @@ def n_display(row: Row) -> str:
     return f"{row.n:,} of {row.n_full:,}" if row.n_full is not None and row.n != row.n_full else f"{row.n:,}"
 
 
-def family_of(split_id: str) -> str:
-    """`zh_general` -> `rolebench_zh` (the group of the split)."""
-    return "rolebench_" + split_id.rsplit("_", 1)[0]
-
-
 def split_members(group: str) -> tuple[str, str]:
     family = group.removeprefix("rolebench_")
     return f"{family}_general", f"{family}_specific"

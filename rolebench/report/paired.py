@@ -21,10 +21,7 @@ import numpy as np
 
 from rolebench.data.splits import get_split
 from rolebench.errors import DataError
-from rolebench.judge.outcomes import OUTCOME_SCORE
-from rolebench.judge.run import JUDGMENTS_DIR
-from rolebench.leaderboard.rows import family_of
-from rolebench.leaderboard.runs import judge_key, protocol_key, split_fingerprints
+from rolebench.leaderboard.comparable import family_of, judge_key, protocol_key, split_fingerprints
 from rolebench.report.compare import measure_label
 from rolebench.results.io import read_samples, stale_tasks
 from rolebench.results.schema import RunResults, SampleRecord
@@ -69,15 +66,26 @@ def load_run(path: Path, results: RunResults, tasks: list[str]) -> Run:
             fix=f"compute it again from the samples first: `rolebench score {path}`",
         )
     judged: dict[str, dict[str, float]] = {}
+    if results.config.judge:  # the judge's modules only for a judged run (they take a while to import)
+        judged = _judge_outcomes(Path(path), tasks)
+    return Run(Path(path), results, {t: read_samples(path, t) for t in tasks}, judged)
+
+
+def _judge_outcomes(path: Path, tasks: list[str]) -> dict[str, dict[str, float]]:
+    """Per task and sample id, the judge's outcome as a score (win 1, tie .5, loss 0) where it judged one."""
+    from rolebench.judge.outcomes import OUTCOME_SCORE
+    from rolebench.judge.run import JUDGMENTS_DIR
+
+    judged: dict[str, dict[str, float]] = {}
     for task in tasks:
-        judgments = Path(path) / JUDGMENTS_DIR / f"{task}.jsonl"
-        if results.config.judge and judgments.is_file():
+        judgments = path / JUDGMENTS_DIR / f"{task}.jsonl"
+        if judgments.is_file():
             judged[task] = {
                 str(line.get("id")): OUTCOME_SCORE[str(line["outcome"])]
                 for line in read_jsonl(judgments)
                 if line.get("status") == "judged" and line.get("outcome") in OUTCOME_SCORE
             }
-    return Run(Path(path), results, {t: read_samples(path, t) for t in tasks}, judged)
+    return judged
 
 
 def shared_tasks(a: RunResults, b: RunResults, where: str) -> list[str]:
