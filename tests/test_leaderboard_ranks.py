@@ -253,3 +253,28 @@ def test_model_names_come_from_the_spec_or_the_user_never_from_gguf_metadata(tmp
     assert "My SmolLM2" in page and "Smollm2 135M 8k" not in page
     assert main(["leaderboard", "build", str(tmp_path / "runs"), "--out", str(out), "--name", "smol"]) == 2
     assert "bad --name 'smol'" in capsys.readouterr().err
+
+
+def test_per_item_scores_read_from_samples_are_the_samples_own(runs, tmp_path):
+    """The samples files are read without decoding answers and prompts: the same ids and scores as the typed
+    samples, even for answers that hold the key's name, quotes, braces or a line separator."""
+    from rolebench.leaderboard.items import read_item_scores
+
+    run = shutil.copytree(runs / "demo-rolegpt", tmp_path / "run")
+    results = read_results(run)
+    for task, entry in results.results.items():
+        records = read_samples(run, task)
+        tricky = 'he said "protocol_scores": {"rolellm": {"spe": 1.0}}} \u2028 {"id": "x"}'
+        records[0] = records[0].model_copy(update={"output": tricky, "question": tricky})
+        entry.samples_sha256 = write_samples(run, task, records)
+    write_results(run, results)
+    found = read_item_scores(run / "results.json", read_results(run))
+    for task in results.results:
+        records = read_samples(run, task)
+        assert found[task].ids == [r.id for r in records]
+        for protocol, block in found[task].scores.items():
+            for metric, values in block.items():
+                expected = [r.protocol_scores.get(protocol, {}).get(metric) for r in records]
+                assert [None if v != v else v for v in values.tolist()] == [
+                    None if v is None else round(v, 6) for v in expected
+                ]

@@ -45,22 +45,34 @@ def _task_items(
     split: str, items: Sequence[TaskScores], protocols: Sequence[str]
 ) -> tuple[TaskItems, list[str]] | None:
     """The rows' values on the items all of them hold (by id, in the first row's order)."""
-    held = set.intersection(*(set(i.ids) for i in items))
-    order = [i for i in items[0].ids if i in held]
+    first = items[0].ids
+    if all(i.ids == first for i in items):  # the same items in the same order: the usual case
+        order = first
+    else:
+        held = set.intersection(*(set(i.ids) for i in items))
+        order = [i for i in first if i in held]
     if not order:
         return None
     metrics = [m.key for m in metrics_for(get_split(split).kind)]
-    columns = [(p, m) for p in protocols for m in metrics]
+    columns = [  # a metric no row has a value for (RAW without raw answers) draws nothing
+        (p, m)
+        for p in protocols
+        for m in metrics
+        if any(
+            (i.scores.get(p) or {}).get(m) is not None and not np.isnan(i.scores[p][m]).all() for i in items
+        )
+    ]
     values = np.full((len(items), len(order), len(columns)), np.nan)
     for s, task in enumerate(items):
-        position = {item: index for index, item in enumerate(task.ids)}
-        rows = [position[i] for i in order]
+        if task.ids == order:
+            rows: list[int] | slice = slice(None)
+        else:
+            position = {item: index for index, item in enumerate(task.ids)}
+            rows = [position[i] for i in order]
         for c, (protocol, metric) in enumerate(columns):
             column = (task.scores.get(protocol) or {}).get(metric)
             if column is not None:
-                values[s, :, c] = np.array([np.nan if v is None else v for v in column], dtype=np.float64)[
-                    rows
-                ]
+                values[s, :, c] = column[rows]
     return TaskItems(values, tuple(f"{p}:{m}" for p, m in columns)), order
 
 

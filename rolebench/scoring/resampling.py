@@ -91,9 +91,12 @@ def _sums(items: TaskItems, weights: Array, counts: Array) -> Sums:
     n_series = items.values.shape[0]
     flat = np.where(present, items.values, 0.0).transpose(1, 0, 2).reshape(items.n, -1)
     sums = (weights @ flat).reshape(len(weights), n_series, -1)
-    found = (counts @ present.transpose(1, 0, 2).reshape(items.n, -1).astype(np.float64)).reshape(
-        len(counts), n_series, -1
-    )
+    if present.all():  # every item has every value: the count is the number of items drawn
+        drawn = counts.sum(axis=1)
+        found = np.broadcast_to(drawn[:, None, None], (len(counts), *present.shape[::2]))
+    else:
+        flags = present.transpose(1, 0, 2).reshape(items.n, -1).astype(np.float64)
+        found = (counts @ flags).reshape(len(counts), n_series, -1)
     return {
         c: (sums[:, :, j], np.broadcast_to(found[:, :, j], sums[:, :, j].shape))
         for j, c in enumerate(items.columns)
