@@ -23,13 +23,22 @@ def add_parser(subparsers: Subparsers) -> None:
     )
     p.add_argument("run_a", type=Path, help="run folder A (written by `rolebench evaluate`)")
     p.add_argument("run_b", type=Path, help="run folder B")
-    p.add_argument("--json", type=Path, dest="json_file", help="also write the comparison to this JSON file")
+    p.add_argument(
+        "--json",
+        type=Path,
+        dest="json_file",
+        metavar="FILE",
+        help="also write the comparison to this JSON file",
+    )
     p.add_argument(
         "--bootstrap",
         type=int,
+        metavar="N",
         help="resamples of the bootstrap and of the permutation test (default: run A's bootstrap setting)",
     )
-    p.add_argument("--seed", type=int, help="seed of the resamples (default: run A's bootstrap seed)")
+    p.add_argument(
+        "--seed", type=int, metavar="N", help="seed of the resamples (default: run A's bootstrap seed)"
+    )
     p.set_defaults(run=run)
 
 
