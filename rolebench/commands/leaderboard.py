@@ -33,6 +33,14 @@ def add_parser(subparsers: Subparsers) -> None:
     b.add_argument("--out", type=Path, required=True, help="folder for the tables and the page")
     b.add_argument("--title", default="RoleBench leaderboard", help="page and Markdown title")
     b.add_argument("--no-reference", action="store_true", help="leave out the paper's reported rows")
+    b.add_argument(
+        "--name",
+        action="append",
+        default=[],
+        metavar="KEY=NAME",
+        help="the name tables give a model, KEY a run (its folder, as the tables list it) or a model spec, "
+        "e.g. --name smollm2:135m='SmolLM2-135M-Instruct (Q4_1)'; repeatable (default: the spec)",
+    )
     b.set_defaults(run=run_build)
 
     u = sub.add_parser(
@@ -57,8 +65,15 @@ def add_parser(subparsers: Subparsers) -> None:
 
 def run_build(args: argparse.Namespace) -> int:
     from rolebench.leaderboard.build import RESULTS_DIR, build
+    from rolebench.leaderboard.items import ITEM_SCORES_FILE
 
-    boards, written = build(args.results, args.out, title=args.title, reference=not args.no_reference)
+    boards, written = build(
+        args.results,
+        args.out,
+        title=args.title,
+        reference=not args.no_reference,
+        names=model_names(args.name),
+    )
     ours = sum(1 for b in boards if not b.reference for _ in b.rows)
     print(
         f"{ours} rows in {sum(not b.reference for b in boards)} boards "
@@ -68,8 +83,25 @@ def run_build(args: argparse.Namespace) -> int:
     for path in written:
         if path not in copies:
             print(f"  {path}")
-    print(f"  {args.out / RESULTS_DIR}/ ({len(copies)} results.json, the tables' sources)")
+    scores = sum(1 for p in copies if p.name == ITEM_SCORES_FILE)
+    kept = f"; {scores} {ITEM_SCORES_FILE}, the ranked runs' per-item scores" if scores else ""
+    print(f"  {args.out / RESULTS_DIR}/ ({len(copies) - scores} results.json, the tables' sources{kept})")
     return 0
+
+
+def model_names(given: list[str]) -> dict[str, str]:
+    """`--name KEY=NAME` flags as {key: name}."""
+    names = {}
+    for item in given:
+        key, sep, name = item.partition("=")
+        if not sep or not key.strip() or not name.strip():
+            raise ConfigError(
+                f"bad --name {item!r}",
+                where="--name",
+                fix="write RUN=NAME or SPEC=NAME, e.g. smollm2:135m=SmolLM2",
+            )
+        names[key.strip()] = name.strip()
+    return names
 
 
 def run_publish(args: argparse.Namespace) -> int:

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from rolebench.errors import DataError
+from rolebench.leaderboard.items import RunScores, read_item_scores
+from rolebench.leaderboard.ranking import add_rank_intervals
 from rolebench.leaderboard.rows import (
     FLOOR,
     OURS,
@@ -47,6 +49,7 @@ __all__ = [
     "Row",
     "build_boards",
     "collect",
+    "collect_scored",
     "find_results",
     "n_display",
     "rank_rows",
@@ -119,13 +122,13 @@ def _matches(group: Entry, common: tuple[str, ...], parts: dict[str, str], width
     return group[0][:width] == common[:width] and all(group[1].get(k, v) == v for k, v in parts.items())
 
 
-def group_rows(runs: Sequence[tuple[RunResults, str]]) -> list[Entry]:
+def group_rows(runs: Sequence[tuple[RunResults, str]], names: Mapping[str, str] | None = None) -> list[Entry]:
     """Rows grouped by comparability; complete rows claim boards first, rows missing a task join a match.
     A floor run's rows join every board that agrees on split, protocol and data, whatever its judge."""
     entries = [
         (row, *comparability(run.config.model_dump(), row))
         for run, name in runs
-        for row in rows_from_run(run, name)
+        for row in rows_from_run(run, name, names)
     ]
     entries.sort(key=lambda entry: (entry[0].source == FLOOR, bool(entry[0].missing_tasks)))
     grouped: list[Entry] = []
@@ -179,13 +182,19 @@ def floor_rows(rows: Sequence[Row], protocol: str) -> list[Row]:
     return found
 
 
-def build_boards(runs: Sequence[tuple[RunResults, str]], *, reference: bool = True) -> list[Board]:
+def build_boards(
+    runs: Sequence[tuple[RunResults, str]],
+    *,
+    reference: bool = True,
+    names: Mapping[str, str] | None = None,
+) -> list[Board]:
     """Group rows into boards (see the module docstring), ordered by split, ours before the paper's.
 
-    With `reference`, the paper's board of each split that has rows of ours is added.
+    With `reference`, the paper's board of each split that has rows of ours is added. `names`: the names a
+    user gives models, by model spec or run name. Rank intervals are `collect_scored`'s.
     """
     boards = []
-    for common, parts, rows in group_rows(runs):
+    for common, parts, rows in group_rows(runs, names):
         first = rows[0]
         rows = rows + floor_rows(rows, first.protocol)
         name = first.dataset.split(" · ")[0]
@@ -224,7 +233,34 @@ def build_boards(runs: Sequence[tuple[RunResults, str]], *, reference: bool = Tr
     return boards
 
 
-def collect(paths: Iterable[str | Path], *, reference: bool = True) -> list[Board]:
-    """Read every results.json under `paths` and build the boards."""
-    runs = [(read_results(path), name) for path, name in find_results(paths)]
-    return build_boards(runs, reference=reference)
+def ranked_together(board: Board) -> list[str]:
+    """The runs of a board's ranked rows when there are two or more (one alone is first, no resampling)."""
+    runs = [r.run for r in board.rows if r.rank is not None]
+    return runs if len(runs) > 1 else []
+
+
+def collect_scored(
+    paths: Iterable[str | Path], *, reference: bool = True, names: Mapping[str, str] | None = None
+) -> tuple[list[Board], dict[str, RunScores]]:
+    """Read every results.json under `paths`, build the boards, and give their ranked rows rank intervals
+    from their runs' per-item scores (read only for boards of two or more ranked rows); the boards and the
+    scores read."""
+    found = find_results(paths)
+    runs = [(read_results(path), name) for path, name in found]
+    boards = build_boards(runs, reference=reference, names=names)
+    ranked = {run for b in boards if not b.reference for run in ranked_together(b)}
+    scores = {
+        name: read_item_scores(path, results)
+        for (path, name), (results, _) in zip(found, runs, strict=True)
+        if name in ranked
+    }
+    for board in boards:
+        add_rank_intervals(board, scores)
+    return boards, scores
+
+
+def collect(
+    paths: Iterable[str | Path], *, reference: bool = True, names: Mapping[str, str] | None = None
+) -> list[Board]:
+    """Read every results.json under `paths` (and the ranked runs' per-item scores) and build the boards."""
+    return collect_scored(paths, reference=reference, names=names)[0]

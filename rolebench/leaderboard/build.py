@@ -3,6 +3,7 @@
 ```
 OUT/leaderboard.md, .csv, .tex, .json, index.html   the tables and the page
 OUT/results/<run>/results.json                      every result file they were built from
+OUT/results/<run>/item_scores.json                  a ranked run's per-item scores (rank intervals; no text)
 ```
 so that a built (and published) folder is its own source: `rolebench leaderboard build OUT/results`
 makes the same tables again (the repository's `leaderboard/` has this layout).
@@ -11,10 +12,11 @@ makes the same tables again (the repository's `leaderboard/` has this layout).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from rolebench.leaderboard.boards import OURS, Board, collect, find_results
+from rolebench.leaderboard.boards import OURS, Board, collect_scored, find_results
+from rolebench.leaderboard.items import RunScores, write_item_scores
 from rolebench.leaderboard.tables import to_csv, to_latex, to_markdown
 from rolebench.leaderboard.webpage import to_html
 from rolebench.run.folder import RESULTS_FILE
@@ -56,9 +58,13 @@ def write_leaderboard(boards: Sequence[Board], out: Path, *, title: str = DEFAUL
     return written
 
 
-def copy_results(found: Sequence[tuple[Path, str]], out: Path) -> list[Path]:
+def copy_results(
+    found: Sequence[tuple[Path, str]], out: Path, scores: Mapping[str, RunScores] | None = None
+) -> list[Path]:
     """Each result file into OUT/results/<run>/results.json (atomically; a file already there is itself
-    left alone); the paths. A second run of the same name gets a suffix."""
+    left alone), and the per-item scores of the runs in `scores` (the ranked ones) beside it
+    (`item_scores.json`, no text), so that a build from OUT/results gives the same rank intervals; the
+    paths. A second run of the same name gets a suffix."""
     copies, used = [], set()
     for path, name in found:
         folder, number = name, 1
@@ -67,18 +73,28 @@ def copy_results(found: Sequence[tuple[Path, str]], out: Path) -> list[Path]:
             folder = f"{name}-{number}"
         used.add(folder)
         target = out / RESULTS_DIR / folder / RESULTS_FILE
-        if not (target.is_file() and target.resolve() == path.resolve()):
-            write_text_atomic(target, path.read_text(encoding="utf-8"))
+        if target.is_file() and target.resolve() == path.resolve():
+            copies.append(target)  # built in place: the folder is its own source
+            continue
+        write_text_atomic(target, path.read_text(encoding="utf-8"))
         copies.append(target)
+        kept = write_item_scores(target.parent, (scores or {}).get(name) or {})
+        copies += [kept] if kept else []
     return copies
 
 
 def build(
-    paths: Iterable[str | Path], out: Path, *, title: str = DEFAULT_TITLE, reference: bool = True
+    paths: Iterable[str | Path],
+    out: Path,
+    *,
+    title: str = DEFAULT_TITLE,
+    reference: bool = True,
+    names: Mapping[str, str] | None = None,
 ) -> tuple[list[Board], list[Path]]:
     """Collect result files under `paths` and write the leaderboard folder `out` (tables, page, and a copy
-    of every result file); the boards and the files written."""
+    of every result file with its per-item scores); the boards and the files written. `names`: the names
+    a user gives models, by run name or model spec."""
     paths = list(paths)
-    boards = collect(paths, reference=reference)
+    boards, scores = collect_scored(paths, reference=reference, names=names)
     written = write_leaderboard(boards, Path(out), title=title)
-    return boards, written + copy_results(find_results(paths), Path(out))
+    return boards, written + copy_results(find_results(paths), Path(out), scores)

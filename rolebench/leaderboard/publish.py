@@ -20,11 +20,12 @@ from rolebench.data.hub_errors import hub_errors
 from rolebench.errors import ConfigError, DataError
 from rolebench.leaderboard.boards import OURS, SPLIT_LABELS, Board, Row
 from rolebench.leaderboard.build import OUTPUT_FILES
+from rolebench.leaderboard.items import ITEM_SCORES_FILE
 from rolebench.run.folder import RESULTS_FILE
 from rolebench.scoring.metrics import AVG, METRIC_KEYS
 from rolebench.storage.files import write_text_atomic
 
-PUBLISH_PATTERNS = [*OUTPUT_FILES, f"**/{RESULTS_FILE}", RESULTS_FILE]
+PUBLISH_PATTERNS = [*OUTPUT_FILES, f"**/{RESULTS_FILE}", RESULTS_FILE, f"**/{ITEM_SCORES_FILE}"]
 DATASET_ID = "ZenMoore/RoleBench"
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 _METRIC_NAMES = {
@@ -44,7 +45,8 @@ def check_repo_id(repo: str, option: str) -> str:
 
 
 def files_to_publish(folder: Path) -> list[str]:
-    """Relative paths `publish_folder` uploads: the leaderboard tables and every results.json."""
+    """Relative paths `publish_folder` uploads: the leaderboard tables, every results.json and the per-item
+    scores beside it."""
     folder = Path(folder)
     if not (folder / OUTPUT_FILES[0]).is_file():
         raise DataError(

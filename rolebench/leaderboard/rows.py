@@ -6,6 +6,7 @@ A row is one model on one split (a task group). The RoleLLM paper's reported num
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from importlib import resources
@@ -13,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from model_adapters.baseline import INFO
 from rolebench.scoring.metrics import AVG, METRIC_KEYS
 
 SPLIT_LABELS = {
@@ -75,6 +77,13 @@ class Row:
     board: str = ""
     rank: int | None = None  # under the headline (the paper's recall)
     rank_f: int | None = None  # under the F-measure: a rank length cannot buy
+    rank_interval: list[int] | None = (
+        None  # [best, worst] rank over resamples of the items (leaderboard.ranking)
+    )
+    rank_f_interval: list[int] | None = None  # the same under the F-measure
+    avg_ci: list[float] | None = None  # avg's interval over the same resamples
+    f_avg_ci: list[float] | None = None
+    tied_with: list[str] = field(default_factory=list)  # ranked rows whose rank intervals overlap this one's
 
     @property
     def partial(self) -> bool:
@@ -94,6 +103,8 @@ class Row:
             found.append("missing task " + ", ".join(self.missing_tasks))
         if self.n_not_covered:
             found.append(f"not covered: {self.n_not_covered:,} of {self.n:,}")
+        if self.tied_with:
+            found.append(f"statistically tied with {', '.join(self.tied_with)} (rank intervals overlap)")
         return found + self.notes
 
     def to_dict(self) -> dict[str, Any]:
@@ -116,6 +127,7 @@ class Board:
     judge: str
     reference: bool
     rows: list[Row]
+    rank_note: str = ""  # why the board has no rank intervals (rolebench.leaderboard.ranking)
 
     @property
     def title(self) -> str:
@@ -141,19 +153,28 @@ class Board:
             "judge": self.judge,
             "reference": self.reference,
             "order_note": self.order_note(),
+            "rank_note": self.rank_note,
             "rows": [r.to_dict() for r in self.rows],
         }
+
+
+def display_name(spec: str, run: str, names: Mapping[str, str]) -> str:
+    """How tables name a model: the name the user gave (by run name, then by model spec), the name of a
+    `baseline:` answer set, else the spec itself; never a name read from the model's own files (a GGUF's
+    metadata calls `smollm2:135m` "Smollm2 135M 8k Lc100K Mix1 Ep2")."""
+    for key in (run, spec):
+        if key in names:
+            return names[key]
+    scheme, _, name = spec.partition(":")
+    if scheme == "baseline" and name in INFO:
+        return INFO[name][0]
+    return spec or "unknown model"
 
 
 def n_display(row: Row) -> str:
     if row.n is None:
         return ""
     return f"{row.n:,} of {row.n_full:,}" if row.n_full is not None and row.n != row.n_full else f"{row.n:,}"
-
-
-def family_of(split_id: str) -> str:
-    """`zh_general` -> `rolebench_zh` (the group of the split)."""
-    return "rolebench_" + split_id.rsplit("_", 1)[0]
 
 
 def split_members(group: str) -> tuple[str, str]:

@@ -7,19 +7,26 @@ they both have, the task version and the checksums of the data files read.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
 from typing import Any
 
 from rolebench.data.splits import DEMO_ROOT, SPLITS
+from rolebench.leaderboard.comparable import (
+    data_block,
+    dataset_label,
+    family_of,
+    judge_key,
+    judge_label,
+    protocol_key,
+    split_fingerprints,
+)
 from rolebench.leaderboard.rows import (
     FLOOR,
     OURS,
     SPLIT_LABELS,
     Row,
-    family_of,
+    display_name,
     reference_data,
     split_members,
 )
@@ -31,14 +38,15 @@ from rolebench.scoring.metrics import AVG, METRIC_KEYS
 from rolebench.scoring.protocols import F_MEASURE_PROTOCOL, PAPER_PROTOCOL
 
 
-def rows_from_run(run: RunResults, name: str) -> list[Row]:
-    """One row per split (task group) the run covers."""
+def rows_from_run(run: RunResults, name: str, names: Mapping[str, str] | None = None) -> list[Row]:
+    """One row per split (task group) the run covers; `names`: the names a user gives models (by run name
+    or spec; `rows.display_name`)."""
     by_group: dict[str, list[str]] = {}
     for task, result in run.results.items():
         group = family_of(result.split)
         if group in SPLIT_LABELS:
             by_group.setdefault(group, []).append(task)
-    return [_group_row(run, group, tasks, name) for group, tasks in sorted(by_group.items())]
+    return [_group_row(run, group, tasks, name, names or {}) for group, tasks in sorted(by_group.items())]
 
 
 def board_protocol(run: RunResults) -> str:
@@ -79,7 +87,7 @@ def _context(tasks: Sequence[Mapping[str, Any]]) -> tuple[float | None, float | 
     )
 
 
-def _group_row(run: RunResults, group: str, tasks: list[str], name: str) -> Row:
+def _group_row(run: RunResults, group: str, tasks: list[str], name: str, names: Mapping[str, str]) -> Row:
     config = run.config.model_dump()
     model = config.get("model") or {}
     protocol = board_protocol(run)
@@ -98,7 +106,7 @@ def _group_row(run: RunResults, group: str, tasks: list[str], name: str) -> Row:
     spec = str(model.get("spec") or "")
     tokens, seconds = _context(list(tasks_data.values()))
     row = Row(
-        model=str(model.get("name") or model.get("spec") or "unknown model"),
+        model=display_name(spec, name, names),
         spec=spec,
         source=FLOOR if spec in FLOOR_SPECS else OURS,
         split=group,
@@ -122,7 +130,7 @@ def _group_row(run: RunResults, group: str, tasks: list[str], name: str) -> Row:
     for field, value in values.items():
         setattr(row, field, value)
     row.dataset = dataset_label(config, group, split_fingerprints(config, group, present_splits(row)))
-    row.revision = _data_block(config, group).get("revision")
+    row.revision = data_block(config, group).get("revision")
     _set_win_rate(row, totals, list(tasks_data.values()))
     judge = config.get("judge")
     if row.win_rate is not None and isinstance(judge, Mapping) and judge.get("limit"):
@@ -184,68 +192,6 @@ def _set_win_rate(row: Row, totals: Mapping[str, Any], tasks: Sequence[Mapping[s
         row.judge = (
             judge_label(next((t.get("judge") for t in tasks if t.get("judge")), None)) or "unknown judge"
         )
-
-
-def judge_label(judge: Any) -> str:
-    """A readable name of the judge recorded in config.judge (a spec string or a dict); "" for none."""
-    if not judge:
-        return ""
-    if isinstance(judge, Mapping):
-        model = judge.get("model")
-        name = judge.get("spec") or (
-            model.get("spec") or model.get("name") if isinstance(model, Mapping) else model
-        )
-        return str(name or judge.get("name") or "judge")
-    return str(judge)
-
-
-def judge_key(judge: Any) -> str:
-    if not isinstance(judge, Mapping):
-        return judge_label(judge)
-    prompt = next((judge[k] for k in ("prompt_hash", "template_hash", "prompt") if judge.get(k)), "")
-    return f"{judge_label(judge)}|{prompt}|{judge.get('protocol') or ''}"
-
-
-def protocol_key(scoring: Any, protocol: str) -> str:
-    """What must agree for two rows to be ranked together: the shown protocol's definition."""
-    if not isinstance(scoring, Mapping):
-        return str(scoring)
-    described = (scoring.get("protocols") or {}).get(protocol) or scoring
-    kept = {k: described.get(k) for k in ("protocol", "references", "tokenizers")}
-    return json.dumps(kept, sort_keys=True, default=str)
-
-
-def _data_block(config: Mapping[str, Any], group: str) -> Mapping[str, Any]:
-    data = config.get("data") or {}
-    builtin = data.get("builtin")
-    if group == "rolebench_demo" and isinstance(builtin, Mapping):
-        return builtin
-    return data if isinstance(data, Mapping) else {}
-
-
-def split_fingerprints(config: Mapping[str, Any], group: str, split_ids: Sequence[str]) -> dict[str, str]:
-    """Per split: a digest of the checksums of its files the run read (its revision if none recorded)."""
-    data = _data_block(config, group)
-    recorded = data.get("files") or {}
-    found = {}
-    for split_id in split_ids:
-        split = SPLITS.get(split_id)
-        prefixes = [p for p in (split.folder + "/", split.profiles, split.raw_answers) if p] if split else []
-        files = sorted((k, v) for k, v in recorded.items() if any(k.startswith(p) for p in prefixes))
-        found[split_id] = (
-            hashlib.sha256(json.dumps(files).encode()).hexdigest()[:8]
-            if files
-            else f"revision:{data.get('revision') or data.get('kind') or 'unknown'}"
-        )
-    return found
-
-
-def dataset_label(config: Mapping[str, Any], group: str, fingerprints: Mapping[str, str]) -> str:
-    """The data's revision (or kind: local, builtin-demo) and a short digest of the split's file checksums."""
-    data = _data_block(config, group)
-    name = str(data.get("revision") or data.get("kind") or "unknown")
-    digest = hashlib.sha256(json.dumps(sorted(fingerprints.items())).encode()).hexdigest()[:8]
-    return f"{name} · {digest}"
 
 
 def present_splits(row: Row) -> list[str]:

@@ -21,12 +21,12 @@ from rolebench.scoring.metrics import AVG, LABELS, METRIC_KEYS
 
 SCORE_COLUMNS = (*METRIC_KEYS, AVG, f"f_{AVG}", "win_rate", "win_rate_lc")
 HEADERS = [
-    "Rank",
+    "Rank (95% CI)",
     "Model",
     "Prompting",
     *(LABELS[m] for m in (*METRIC_KEYS, AVG)),
     "F avg",
-    "F rank",
+    "F rank (95% CI)",
     "Answer len (ref, cut)",
     "Looping",
     "Prompt tok · s/answer",
@@ -44,17 +44,25 @@ CSV_COLUMNS = [
     "split_label",
     "source",
     "rank",
+    "rank_best",
+    "rank_worst",
     "rank_f",
+    "rank_f_best",
+    "rank_f_worst",
     "model",
     "spec",
     "cus",
     "raw",
     "spe",
     "avg",
+    "avg_low",
+    "avg_high",
     "f_cus",
     "f_raw",
     "f_spe",
     "f_avg",
+    "f_avg_low",
+    "f_avg_high",
     "answer_words",
     "reference_words",
     "cut_at_limit",
@@ -83,6 +91,7 @@ CSV_COLUMNS = [
     "run",
     "flags",
     "flag_meanings",
+    "tied_with",
     "notes",
 ]
 ABOUT_LEAD = (
@@ -101,7 +110,10 @@ ABOUT_MORE = (
     "(demonstrations from the role's own script); Prompt tok · s/answer (the page's Prompt column) = "
     "what that costs: mean prompt tokens and the backend's seconds per answer. Win rate = share of "
     "answers an LLM judge prefers over the RoleGPT baseline (ties count half), in percent; LC win rate "
-    "= the same, length-controlled (AlpacaEval 2.0's regression, read at equal lengths). Each table is "
+    "= the same, length-controlled (AlpacaEval 2.0's regression, read at equal lengths). Rank (and F rank) "
+    "with its 95% interval [best–worst]: the items of the split resampled 1,000 times, jointly for every "
+    "ranked row of the board (seed 0), the rows ranked in each resample; rows whose intervals overlap are "
+    "statistically tied, and say so in their notes. Each table is "
     "one board: rows scored with the same protocol, dataset files, judge and task versions; rows of "
     "different boards are never ranked together. Partial rows (a --limit run or a missing task) are "
     'listed unranked. "reported (paper)" rows are the RoleLLM paper\'s numbers as printed.'
@@ -177,6 +189,17 @@ def rank_text(row: Row, rank: int | None) -> str:
     return "floor" if row.source == FLOOR else str(rank or "–")
 
 
+def interval_text(interval: list[int] | None) -> str:
+    """A rank interval as `1–3` ("" for none)."""
+    return f"{interval[0]}–{interval[1]}" if interval else ""
+
+
+def ranked_text(row: Row, rank: int | None, interval: list[int] | None) -> str:
+    """A rank with its interval, e.g. `2 (1–3)`."""
+    text = rank_text(row, rank)
+    return f"{text} ({interval_text(interval)})" if interval and rank is not None else text
+
+
 def wtl_text(row: Row) -> str:
     return "" if row.wins is None else f"{row.wins}/{row.ties or 0}/{row.losses or 0}"
 
@@ -215,11 +238,11 @@ def _cells(board: Board, escape: Callable[[str], str], bold: Callable[[str], str
         ]
         rows.append(
             [
-                rank_text(row, row.rank),
+                ranked_text(row, row.rank, row.rank_interval),
                 escape(row.model),
                 escape(row.elicitation or "–"),
                 *scores[:-2],
-                rank_text(row, row.rank_f),
+                ranked_text(row, row.rank_f, row.rank_f_interval),
                 length_text(row),
                 share_text(row.looping),
                 context_text(row),
@@ -255,8 +278,8 @@ def to_markdown(boards: Sequence[Board], title: str = "RoleBench leaderboard") -
                 disable_numparse=True,
             )
             parts += [f"### {md_escape(board_heading(board))}", "", table, ""]
-            if board.order_note():
-                parts += [md_escape(board.order_note()), ""]
+            for note in (board.order_note(), board.rank_note):
+                parts += [md_escape(note), ""] if note else []
     return "\n".join(parts)
 
 
@@ -295,7 +318,7 @@ def to_latex(boards: Sequence[Board]) -> str:
         )
         flags = {f for row in board.rows for f in row.flags}
         legend = " ".join(f"{describe(f)}." for f in FLAG_ORDER if f in flags)
-        order = f" {board.order_note()}" if board.order_note() else ""
+        order = "".join(f" {note}" for note in (board.order_note(), board.rank_note) if note)
         caption = latex_escape(
             f"{SPLIT_LABELS[board.split]}: {board_heading(board)}.{order} {legend}".strip()
         )
@@ -327,6 +350,13 @@ def to_csv(boards: Sequence[Board]) -> str:
         for row in board.rows:
             data = row.to_dict()
             low, high = row.win_rate_ci if row.win_rate_ci else (None, None)
+            for name, bounds in (
+                (("rank_best", "rank_worst"), row.rank_interval),
+                (("rank_f_best", "rank_f_worst"), row.rank_f_interval),
+                (("avg_low", "avg_high"), row.avg_ci),
+                (("f_avg_low", "f_avg_high"), row.f_avg_ci),
+            ):
+                data.update(zip(name, bounds or (None, None), strict=True))
             lc_low, lc_high = row.win_rate_lc_ci if row.win_rate_lc_ci else (None, None)
             data.update(
                 win_rate_low=low,
@@ -335,6 +365,7 @@ def to_csv(boards: Sequence[Board]) -> str:
                 win_rate_lc_high=lc_high,
                 flags="; ".join(row.flags),
                 flag_meanings="; ".join(describe(f) for f in row.flags),
+                tied_with="; ".join(row.tied_with),
                 notes="; ".join(row.warnings()),
             )
             writer.writerow([csv_safe("" if data[c] is None else data[c]) for c in CSV_COLUMNS])

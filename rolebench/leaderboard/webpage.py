@@ -1,5 +1,6 @@
 """The leaderboard as one self-contained HTML page (Jinja2, autoescaped; inline CSS and JS only).
 
+Each board has a picture (`rolebench.leaderboard.figure`), drawn as inline SVG by the template.
 The page makes no network request of any kind: no fonts, scripts, styles or images from elsewhere.
 Columns sort on click, a select filters by split, and each row opens its per-role scores, which the
 page's script builds from JSON embedded with Jinja's `tojson` (safe inside `<script>`) using
@@ -19,12 +20,14 @@ from typing import Any
 import markupsafe
 
 from rolebench.leaderboard.boards import FLOOR, REPORTED, SPLIT_LABELS, Board, Row, n_display
+from rolebench.leaderboard.figure import WIDTH, board_figure
 from rolebench.leaderboard.tables import (
     ABOUT_LEAD,
     ABOUT_MORE,
     FLAG_LEGEND,
     best_values,
     board_heading,
+    interval_text,
     is_best,
     metric_text,
     rank_text,
@@ -79,9 +82,9 @@ def _row_view(row: Row, best: dict[str, float], key: str) -> dict[str, Any]:
         "floor": row.source == FLOOR,
         "model": row.model,
         "title": " · ".join(x for x in (row.elicitation, row.spec, row.run) if x),
-        "rank": _cell(rank_text(row, row.rank), row.rank),
+        "rank": _cell(rank_text(row, row.rank), row.rank, sub=interval_text(row.rank_interval)),
         "scores": [score(m, metric_text(getattr(row, m))) for m in (*METRIC_KEYS, AVG, f"f_{AVG}")],
-        "rank_f": _cell(rank_text(row, row.rank_f), row.rank_f),
+        "rank_f": _cell(rank_text(row, row.rank_f), row.rank_f, sub=interval_text(row.rank_f_interval)),
         "length": _length_cell(row),
         "looping": _cell(share_text(row.looping), row.looping),
         "context": _context_cell(row),
@@ -116,6 +119,9 @@ def page_context(boards: Sequence[Board], title: str, generated: str) -> dict[st
                 "heading": board_heading(board),
                 "reference": board.reference,
                 "order_note": board.order_note(),
+                "rank_note": board.rank_note,
+                "panels": board_figure(board),
+                "panel_width": WIDTH,
                 "rows": rows,
             }
         )

@@ -1,6 +1,8 @@
-"""Runs side by side (a model before and after training): per task, the paper's recall and the
-F-measure, the answer lengths against the references, the share cut at the token limit, the share
-that loops, and the flags (`rolebench.scoring.flags`)."""
+"""Runs side by side on a terminal. `compare_table`: a model before and after training, per task, the
+paper's recall and the F-measure, the answer lengths against the references, the share cut at the token
+limit, the share that loops, and the flags (`rolebench.scoring.flags`). `comparison_table`: two runs on the
+items both hold (`rolebench compare`, computed by `rolebench.report.paired`): A, B, A - B, its interval, the
+p-value, n and which run is higher, per task and group and metric."""
 
 from __future__ import annotations
 
@@ -16,6 +18,11 @@ from rolebench.scoring.protocols import F_MEASURE_PROTOCOL, PAPER_PROTOCOL
 
 SHOWN = ((PAPER_PROTOCOL, "recall"), (F_MEASURE_PROTOCOL, "F"))
 SCORES = (*METRIC_KEYS, AVG)
+
+
+def measure_label(protocol: str) -> str:
+    """How tables name a protocol's numbers: "recall" (the paper's), "F" (the F-measure), else its name."""
+    return dict(SHOWN).get(protocol, protocol)
 
 
 def _share(value: float | None) -> str:
@@ -93,3 +100,100 @@ def compare_table(runs: Mapping[str, RunResults]) -> str:
         "words (characters for Chinese), answers and first references"
     ]
     return "\n".join([table, "", *notes, *(describe(f) for f in flags)])
+
+
+# ---- two runs on the same items, paired (`rolebench compare`; the numbers: rolebench.report.paired) ----
+
+
+def _signed(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.4f}"
+
+
+def _p_text(p: float | None, resamples: int) -> str:
+    if p is None:
+        return "-"
+    return f"<{1 / resamples:.3g}" if p <= 1 / (resamples + 1) + 1e-15 else f"{p:.3f}"
+
+
+def verdict(found: Mapping[str, Any]) -> str:
+    """Which run is higher, read from the interval of A - B."""
+    ci = found.get("ci")
+    if not ci:
+        return "-"
+    if ci[0] == ci[1] == found.get("diff") == 0:
+        return "no difference"
+    if ci[0] > 0:
+        return "A higher"
+    if ci[1] < 0:
+        return "B higher"
+    return "unclear: interval holds 0"
+
+
+def _shown(entry: Mapping[str, Any], document: Mapping[str, Any]) -> list[str]:
+    """The metrics a table row shows: a task's; a group's avg, and a metric only when it pools several
+    tasks (else it repeats its one task's row)."""
+    members = entry.get("tasks")
+    if members is None:
+        return list(METRIC_KEYS)
+    held = [m for m in METRIC_KEYS for t in members if m in (document["tasks"].get(t) or {})]
+    return [m for m in METRIC_KEYS if held.count(m) > 1] + [AVG]
+
+
+def _rows(name: str, entry: Mapping[str, Any], document: Mapping[str, Any]) -> list[list[str]]:
+    rows: list[list[str]] = []
+    resamples = int(document["bootstrap"]["resamples"])
+    metrics = _shown(entry, document)
+    shown = [(p, m, (entry.get(p) or {}).get(m)) for p in document["protocols"] for m in metrics]
+    shown.append(("", "win_rate", entry.get("win_rate")))
+    for protocol, metric, found in shown:
+        if not found:
+            continue
+        label = "win rate" if metric == "win_rate" else f"{LABELS[metric]} {document['protocols'][protocol]}"
+        ci = found["ci"]
+        rows.append(
+            [
+                name if not rows else "",
+                label,
+                "-" if found["a"] is None else f"{found['a']:.4f}",
+                "-" if found["b"] is None else f"{found['b']:.4f}",
+                _signed(found["diff"]),
+                "-" if not ci else f"[{ci[0]:+.4f}, {ci[1]:+.4f}]",
+                _p_text(found["p"], resamples),
+                f"{found['n']:,}",
+                verdict(found),
+            ]
+        )
+    return rows
+
+
+def comparison_table(document: Mapping[str, Any]) -> str:
+    """The comparison on a terminal: who A and B are, then per task and group and metric A, B, A - B,
+    its interval, p, n and which run is higher (only where the interval excludes 0)."""
+    boot = document["bootstrap"]
+    rows = [r for t, e in document["tasks"].items() for r in _rows(t, e, document)]
+    rows += [r for g, e in document["groups"].items() for r in _rows(f"[group] {g}", e, document)]
+    headers = [
+        "task / group",
+        "metric",
+        "A",
+        "B",
+        "A - B",
+        f"{boot['confidence']:.0%} interval",
+        "p",
+        "n",
+        "verdict",
+    ]
+    table = tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
+    judge = f"; win rate against the RoleGPT baseline, judge {document['judge']}" if document["judge"] else ""
+    return "\n".join(
+        [
+            f"A: {document['a']['run']} ({document['a']['model']})",
+            f"B: {document['b']['run']} ({document['b']['model']})",
+            "",
+            table,
+            "",
+            "On the items both runs hold (n); A - B with a paired bootstrap interval and a paired "
+            f"permutation p-value ({boot['resamples']:,} resamples, seed {boot['seed']}){judge}. A group's "
+            "avg: each task's items resampled jointly and the avg recomputed per resample.",
+        ]
+    )

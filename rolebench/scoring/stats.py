@@ -27,11 +27,18 @@ def bootstrap_ci(
         return None
     rng = random.Random(seed)
     data = list(values)
-    means = sorted(sum(rng.choices(data, k=n)) / n for _ in range(resamples))
+    return percentile_interval([sum(rng.choices(data, k=n)) / n for _ in range(resamples)], confidence)
+
+
+def percentile_interval(
+    resampled: Sequence[float], confidence: float = DEFAULT_CONFIDENCE
+) -> tuple[float, float]:
+    """The percentile interval of resampled values (at least one): the values at the tails' positions
+    of the sorted list, the one rule every interval of the package is read with."""
+    ordered = sorted(resampled)
     tail = (1.0 - confidence) / 2.0
-    low = means[int(tail * (resamples - 1))]
-    high = means[int(round((1.0 - tail) * (resamples - 1)))]
-    return (low, high)
+    last = len(ordered) - 1
+    return (ordered[int(tail * last)], ordered[int(round((1.0 - tail) * last))])
 
 
 def mean_of_available(values: Sequence[float | None]) -> float | None:
