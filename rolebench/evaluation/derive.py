@@ -92,7 +92,7 @@ def derive_results(folder: RunFolder, record: RunRecord, *, rescore: bool = Fals
     config = record.config.model_copy(
         update={"scoring": scoring_config(protocols), "bootstrap": boot.describe()}, deep=True
     )
-    derived = RunResults(created=now_iso(), config=config, results=results, groups=grouped)
+    derived = RunResults(created=record.created or now_iso(), config=config, results=results, groups=grouped)
     return judged_results(derived, folder.judgment_sets(), records)
 
 
