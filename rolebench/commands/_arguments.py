@@ -71,7 +71,7 @@ def add_config_argument(p: argparse.ArgumentParser) -> None:
 
 def read_yaml_mapping(path: Path, what: str, shape: str) -> dict[str, Any]:
     """A YAML file that must hold a mapping (empty: {}); one ConfigError naming `what` otherwise."""
-    data = read_yaml(path)
+    data = read_yaml(path, what)
     if data is None:
         return {}
     if not isinstance(data, dict):

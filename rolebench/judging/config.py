@@ -158,7 +158,7 @@ def _judge_path(name_or_path: str) -> Path:
 def load_judge_config(name_or_path: str = DEFAULT_JUDGE) -> JudgeConfig:
     """Read a packaged judge by name (`rolellm_rank`) or a judge YAML file by path."""
     path = _judge_path(name_or_path)
-    data = read_yaml(path) or {}
+    data = read_yaml(path, "judge file") or {}
     if not isinstance(data, dict):
         raise ConfigError("a judge file must be a YAML mapping", where=str(path))
     try:
@@ -181,7 +181,7 @@ def load_price_table(path: str | Path) -> dict[str, tuple[float, float]]:
     Each entry is `{input: X, output: Y}` or `[X, Y]`.
     """
     path = Path(path)
-    data = read_yaml(path)  # JSON is YAML
+    data = read_yaml(path, "price table")  # JSON is YAML
     if not isinstance(data, dict):
         raise ConfigError(
             "a price table maps model names to prices",

@@ -101,13 +101,16 @@ def load_yaml(text: str, where: str, loader: type[BoundedLoader] = ConfigLoader)
         raise ConfigError("YAML nested too deeply", where=where, fix="fix the file") from None
 
 
-def read_yaml(path: Path | str, loader: type[BoundedLoader] = ConfigLoader) -> Any:
-    """`load_yaml` of a UTF-8 file (with or without a byte-order mark); unreadable files are one line."""
+def read_yaml(path: Path | str, what: str = "file", loader: type[BoundedLoader] = ConfigLoader) -> Any:
+    """`load_yaml` of a UTF-8 file (with or without a byte-order mark); an unreadable one is one line
+    naming `what` it is (`sweep file`, `price table`)."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"not UTF-8 text (byte {exc.start})", where=str(path), fix="fix the file") from None
+        raise ConfigError(
+            f"the {what} is not UTF-8 text (byte {exc.start})", where=str(path), fix="fix the file"
+        ) from None
     except OSError as exc:
-        raise ConfigError(f"cannot read the file: {exc.strerror or exc}", where=str(path)) from None
+        raise ConfigError(f"cannot read the {what}: {exc.strerror or exc}", where=str(path)) from None
     return load_yaml(text, str(path), loader)

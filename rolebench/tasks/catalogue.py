@@ -54,7 +54,7 @@ def _read_yaml(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
         raise ConfigError(
             f"task file {path.name} not found", where=where, fix="fix the `include:` or the path"
         )
-    data = read_yaml(path, _Loader) or {}
+    data = read_yaml(path, "task file", _Loader) or {}
     if not isinstance(data, dict):
         raise ConfigError("a task file must be a YAML mapping", where=str(path))
     include = data.pop("include", None)

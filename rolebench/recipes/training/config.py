@@ -146,7 +146,7 @@ def read_config(
     (`training.max_steps`) set after reading."""
     path = config_path(name, recipe)
     label = RECIPE_LABELS[recipe]
-    raw = read_yaml(path)
+    raw = read_yaml(path, f"{label} config")
     if not isinstance(raw, dict):
         raise ConfigError(f"a {label} config must be a YAML mapping", where=str(path))
     for dotted, value in (overrides or {}).items():
