@@ -166,8 +166,11 @@ def judge(run: str | Path, judge: str, against: str | Path | None = None, **opti
 def judge_folder(
     folder: RunFolder, judge: str, settings: JudgeSettings, against: RunFolder | None = None
 ) -> RunResults:
-    """`judge` on a run folder with checked settings (what `evaluate --judge` runs after evaluating)."""
-    prepare_judge(judge, settings)
+    """`judge` on a run folder with checked settings (what `evaluate --judge` runs after evaluating).
+
+    The judge's own settings are checked first; what it needs from this machine (a key, a server that
+    answers) after the run and its opponent, so a wrong folder is named before a missing key."""
+    prepare_judge(judge, settings, environment=False)
     with folder.lock():
         record = open_run(folder)
         records = {task: folder.read_samples(task) for task in record.finished_tasks()}
