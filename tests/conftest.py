@@ -9,7 +9,10 @@ non-zero weights) for `tiny_model_dir`. All are built once per session, seeded, 
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -18,6 +21,10 @@ import pytest
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["HF_DATASETS_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# Stores shared across runs (judgments, remembered floors) go to a folder of this session, not the user's.
+if "ROLEBENCH_CACHE" not in os.environ:
+    os.environ["ROLEBENCH_CACHE"] = tempfile.mkdtemp(prefix="rolebench-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["ROLEBENCH_CACHE"], True)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO_ROOT.parent / "shared" / "rolebench"

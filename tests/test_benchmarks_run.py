@@ -81,6 +81,11 @@ CASES = [
         marks=needs_data(),
     ),
     pytest.param(
+        ["bench_leaks", "--repeats", "1", "--rows", "20", "--limit", "20"],
+        '"verbatim_identical": true',
+        marks=[*needs("pandas"), *needs_data()],
+    ),
+    pytest.param(
         ["scaling_figures", "parallel", "--n", "4", "--max-new-tokens", "4", "--replicas", "2"],
         '"identical"',
         marks=[*needs("ray", "transformers"), *needs_data()],

@@ -39,7 +39,10 @@ def plan_tasks(options: EvalOptions, specs: Sequence[TaskSpec], source: DataSour
     libraries: dict[str, ScriptLibrary] = {}  # by the splits' profiles folder: one index per role per run
     for spec in specs:
         samples = select(
-            load_samples(spec.split.id, source), options.limit, options.limit_mode, options.limit_seed
+            load_samples(spec.split.id, source, train=True),
+            options.limit,
+            options.limit_mode,
+            options.limit_seed,
         )
         max_tokens = options.max_new_tokens or spec.max_new_tokens or options.generation.max_new_tokens
         config = replace(options.generation, max_new_tokens=max_tokens)
@@ -59,6 +62,7 @@ def plan_tasks(options: EvalOptions, specs: Sequence[TaskSpec], source: DataSour
                         "role": s.role,
                         "question": s.question,
                         "description": s.description,
+                        "train_answer": s.train_answer,
                         "split": s.split,
                     },
                 )
