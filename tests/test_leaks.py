@@ -166,7 +166,7 @@ def test_build_card_lists_the_leaks_and_keeps_the_items(leaky, tmp_path, capsys)
         assert main(["data", "build", str(leaky), "--out", str(out), "--no-progress", *clean]) == 0
         card = (out / "README.md").read_text(encoding="utf-8")
         assert (
-            "instruction_generalization_zh (role_specific): 2 of its 7 test instructions are train "
+            "instruction_generalization_zh (role_specific): 2 of the 7 test instructions are train "
             "instructions (1 of them under the same role); 1 test items have a reference equal to a train "
             "answer; 1 more share 13 tokens with a train instruction. Kept in every version"
         ) in card

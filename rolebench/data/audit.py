@@ -219,7 +219,8 @@ def card_lines(audits: Iterable[SplitAudit]) -> list[str]:
         seen, pairs = audit.count("instruction_in_train"), audit.count("pair_in_train")
         if not audit.test_items or seen is None or pairs is None:
             continue
-        parts = [f"{seen:,} of its {audit.test_items:,} test instructions are train instructions"]
+        share = "all" if seen == audit.test_items else f"{seen:,} of the"
+        parts = [f"{share} {audit.test_items:,} test instructions are train instructions"]
         parts[0] += f" ({pairs:,} of them under the same role)" if seen else ""
         for name, text in (
             ("reference_in_train", "{n:,} test items have a reference equal to a train answer"),

@@ -145,12 +145,10 @@ def summary_notes(results: RunResults) -> list[str]:
             tokens = (
                 f", {lengths.answer_tokens_mean:.0f} tokens" if lengths.answer_tokens_mean is not None else ""
             )
-            copying = task.verbatim.share if task.verbatim is not None else None
             notes.append(
                 f"{name}: answers {lengths.answer_words_mean:.0f} words/chars{tokens} on average "
                 f"(references {lengths.reference_words_mean or 0:.0f}); cut at the token limit: {cut} "
-                f"(max_new_tokens {lengths.max_new_tokens}); looping: {looping}"
-                + ("" if copying is None else f"; copying a reference: {copying:.0%}")
+                f"(max_new_tokens {lengths.max_new_tokens}); looping: {looping}{_copying(task)}"
             )
     missing = sorted(
         {
@@ -168,6 +166,17 @@ def summary_notes(results: RunResults) -> list[str]:
             "add them to the data folder (or use the Hub) to compute RAW"
         )
     return notes
+
+
+def _copying(task: TaskResult) -> str:
+    """The share of answers that copy a reference, and of RoleGPT's answers to the same items."""
+    measured = task.verbatim
+    if measured is None or measured.share is None:
+        return ""
+    rolegpt = measured.rolegpt_share
+    return f"; copying a reference: {measured.share:.0%}" + (
+        "" if rolegpt is None else f" (RoleGPT's answers: {rolegpt:.0%})"
+    )
 
 
 def entries(results: RunResults) -> list[tuple[str, TaskResult | GroupResult]]:

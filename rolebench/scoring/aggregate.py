@@ -22,6 +22,7 @@ from rolebench.scoring.flags import BELOW_FLOOR, answer_flags, sorted_flags, ver
 from rolebench.scoring.floors import FLOOR_SPECS, below_floor, floor_scores, group_floors
 from rolebench.scoring.metrics import AVG, METRIC_KEYS, metrics_for
 from rolebench.scoring.protocols import ScoringProtocol
+from rolebench.scoring.remembered import items_digest
 from rolebench.scoring.stats import (
     DEFAULT_CONFIDENCE,
     DEFAULT_RESAMPLES,
@@ -129,8 +130,9 @@ def task_result(
     blocks = {p.name: protocol_block(split, records, p.name, boot) for p in protocols}
     generated = sum(1 for r in records if r.output is not None)
     lengths = answer_lengths(records, max_new_tokens)
-    copying = verbatim(records)
-    floors = floor_scores(split, records, protocols)
+    items = items_digest(records)  # what the remembered floors and copying shares follow from
+    copying = verbatim(records, items)
+    floors = floor_scores(split, records, protocols, items)
     measured = {"lengths": lengths.model_dump(), "verbatim": copying.model_dump()}
     flags = flags_of({**blocks[headline], **measured}, floors, headline, model_spec)
     return TaskResult(

@@ -37,7 +37,7 @@ from pydantic import ValidationError
 
 from rolebench.results.schema import SampleRecord, Verbatim
 from rolebench.scoring.copying import SPAN, copying
-from rolebench.scoring.remembered import remembered, remembered_key
+from rolebench.scoring.remembered import items_digest, remembered, remembered_key, texts_digest
 
 LENGTH_INFLATED = "length-inflated"
 LOOPING = "looping"
@@ -90,20 +90,22 @@ def answer_flags(lengths: Mapping[str, Any] | None) -> list[str]:
     return found
 
 
-def verbatim(records: Sequence[SampleRecord]) -> Verbatim:
+def verbatim(records: Sequence[SampleRecord], items: str | None = None) -> Verbatim:
     """How many of the answers copy a reference (`rolebench.scoring.copying`), of those given, and how
     many of the RoleGPT answers joined to the same items do: one pass for both, computed once for the
-    same answers and items (`rolebench.scoring.remembered`)."""
+    same answers and items (`rolebench.scoring.remembered`; `items`: the records' `items_digest`, when
+    the caller has it)."""
     rows = [r for r in records if r.references]
     sets = [[r.output for r in rows], [r.baseline for r in rows]]
-    key = remembered_key("copying", sets, [r.references for r in rows], [r.question for r in rows])
+    questions = [r.question for r in rows]
+    key = remembered_key("copying", items or items_digest(records), texts_digest([r.output for r in records]))
     with remembered() as memory:
         known = memory.get_many([key]).get(key)
         try:
             return Verbatim.model_validate(known)
         except ValidationError:  # none remembered (None), or not one: computed again
             pass
-        found = copying(sets, [r.references for r in rows], [r.question for r in rows]) if rows else [[], []]
+        found = copying(sets, [r.references for r in rows], questions) if rows else [[], []]
         ours = [c for c, answer in zip(found[0], sets[0], strict=True) if answer is not None]
         theirs = [c for c, answer in zip(found[1], sets[1], strict=True) if answer is not None]
         measured = Verbatim(

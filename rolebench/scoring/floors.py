@@ -27,9 +27,8 @@ from rolebench.data.splits import get_split
 from rolebench.results.schema import SampleRecord
 from rolebench.scoring.metrics import AVG, METRIC_KEYS, Scorable, metrics_for, score_samples
 from rolebench.scoring.protocols import ScoringProtocol
-from rolebench.scoring.remembered import remembered, remembered_key
+from rolebench.scoring.remembered import items_digest, remembered, remembered_key
 from rolebench.scoring.stats import mean, mean_of_available
-from rolebench.storage.records import content_key
 
 TRAIN_SPEC = f"baseline:{TRAIN_FLOOR}"
 FLOOR_NAMES = {f"baseline:{name}": INFO[name][0] for name in FLOORS}  # how tables name them
@@ -55,20 +54,23 @@ def held_floors(records: Sequence[SampleRecord]) -> tuple[str, ...]:
     return tuple(name for name in FLOORS if name != TRAIN_FLOOR or joined)
 
 
-def floor_scores(split: str, records: Sequence[SampleRecord], protocols: Sequence[ScoringProtocol]) -> Floors:
+def floor_scores(
+    split: str,
+    records: Sequence[SampleRecord],
+    protocols: Sequence[ScoringProtocol],
+    items: str | None = None,
+) -> Floors:
     """Each floor's mean score per protocol and metric on `records` (the items the run scored), each
-    computed once for the same items and protocol (`rolebench.scoring.remembered`)."""
+    computed once for the same items and protocol (`rolebench.scoring.remembered`; `items`: the records'
+    `items_digest`, when the caller has it)."""
     kind = get_split(split).kind
     scored = [r for r in records if r.output is not None and r.references]
     language = scored[0].language if scored else ""
     names = held_floors(scored)
-    descriptions = {d: i for i, d in enumerate(dict.fromkeys(r.description for r in scored))}
-    rows = [
-        [descriptions[r.description], r.question, r.train_answer, r.references, r.raw_answer] for r in scored
-    ]
-    inputs = content_key(kind, language, list(descriptions), rows)  # each description once
+    answered = "".join("1" if r.output is not None else "0" for r in records)  # which items were scored
+    inputs = (kind, items or items_digest(records), answered)
     keys = {
-        (name, p.name): remembered_key("floor", name, p.describe(), inputs)
+        (name, p.name): remembered_key("floor", name, p.describe(), *inputs)
         for name in names
         for p in protocols
     }
@@ -76,15 +78,15 @@ def floor_scores(split: str, records: Sequence[SampleRecord], protocols: Sequenc
     with remembered() as memory:
         known = memory.get_many(list(keys.values()))
         for name in names:
-            items = [
-                Scorable(answer, r.references, r.raw_answer)
-                for answer, r in zip(floor_answers(name, scored), scored, strict=True)
-            ]
+            scorable: list[Scorable] | None = None  # made only when a number must be computed
             by_protocol: dict[str, dict[str, float | None]] = {}
             for protocol in protocols:
                 key = keys[(name, protocol.name)]
                 if not _valid(known.get(key), kind):
-                    values = score_samples(protocol, kind, language, items) if items else []
+                    if scorable is None:
+                        answers = zip(floor_answers(name, scored), scored, strict=True)
+                        scorable = [Scorable(a, r.references, r.raw_answer) for a, r in answers]
+                    values = score_samples(protocol, kind, language, scorable) if scorable else []
                     known[key] = {
                         m.key: mean([x for v in values if (x := v.get(m.key)) is not None])
                         for m in metrics_for(kind)
