@@ -27,6 +27,7 @@ from rolebench.data.source import DataSource
 from rolebench.data.splits import get_split
 from rolebench.evaluation.options import EvalOptions
 from rolebench.evaluation.pipeline import evaluate
+from rolebench.report.summary import summary_text
 from rolebench.results.io import read_results, read_samples
 from rolebench.scoring.aggregate import flags_of
 from rolebench.scoring.copying import copies_references
@@ -256,6 +257,10 @@ def test_train_floor_as_a_model(rolebench_data, tmp_path):
     assert general.value("flags") == []  # a floor is what others are held against
     specific = results.results["rolebench_zh_specific"]
     assert (specific.n_generated, specific.n_not_covered) == (7, 232)  # only where train asks it
+    assert (
+        "rolebench_zh_specific: 232 of 239 not covered: rolebench-zh/role_specific/train.jsonl asks 7 of the "
+        "239 questions (joined on the stripped question, any role)"
+    ) in summary_text(results)
     train = [
         json.loads(line)
         for line in (rolebench_data / "rolebench-zh/general/train.jsonl").open(encoding="utf-8")

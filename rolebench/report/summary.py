@@ -205,8 +205,8 @@ def coverage_notes(results: RunResults) -> list[str]:
         if not task.n_not_covered or split is None:
             continue
         path = split.file(name_of)
-        covered = task.n_baseline or 0 if spec == "baseline:rolegpt" else task.n_generated
-        if path in files or split.builtin and spec == "baseline:rolegpt":
+        covered = (task.n_baseline or 0) if spec == "baseline:rolegpt" else task.n_generated
+        if path in files or (split.builtin and spec == "baseline:rolegpt"):
             notes.append(
                 f"{name}: {task.n_not_covered:,} of {task.n:,} not covered: {path} {verb} "
                 f"{covered:,} of the {task.n:,} questions ({join})"
