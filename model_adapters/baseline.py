@@ -90,10 +90,12 @@ class BaselineAdapter(AdapterBase):
         for request in requests:
             answer = baseline_answer(self.name, request.meta)
             if answer is None:
-                missing = f"no {field} for this item" + {
-                    "rolegpt": " (no RoleGPT baseline answer for this (role, question))",
-                    "train": " (no row of the split's train file asks this question, or it has none)",
-                }.get(self.name, "")
+                missing = {
+                    "rolegpt": f"no {field} for this item "
+                    "(no RoleGPT baseline answer for this (role, question))",
+                    "train": "no train answer for this item: the data has no train file for this split, or "
+                    "no row of it asks this question",
+                }.get(self.name, f"no {field} for this item")
                 yield request, Generation(text=None, error=missing, missing=True)
             else:
                 yield request, Generation(text=answer, finish_reason="stop")
