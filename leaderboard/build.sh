@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Rebuild the published leaderboard (leaderboard.md, .csv, .tex, .json, index.html) from the result
 # files in leaderboard/results/<run>/results.json, beside the paper's reported rows. Every board also shows
-# the floors (the question, or the role's description, as the answer) on every item of its split.
+# the floors (the question, the role's description, or the train file's answer to the same instruction,
+# as the answer) on every item of its split; the train floor as every run of the split records it (its
+# train file's answer, 0 where the train file asks no such question).
 #
 #   leaderboard/build.sh           rebuild the tables and the page from the committed results (seconds)
 #   leaderboard/build.sh --rerun   first re-run every evaluation, then rebuild. Needs the RoleBench files

@@ -9,6 +9,11 @@
   say what a score is worth when no model stands behind it: the question restated already scores
   0.40 zh CUS under the paper's recall (RoleGPT 0.57). `rolebench.scoring.floors` scores the same
   answers (`baseline_answer`) on every run's own items.
+- The memorisation floor `baseline:train` answers with the answer of the first row of the split's
+  train file (file order) whose stripped question equals the item's, whatever its role
+  (`rolebench.data.samples.TrainIndex`, put into `Request.meta["train_answer"]`); an item no train
+  row asks gets no answer. It is what remembering the train split buys: on Chinese general, where
+  every test instruction is a train instruction, 0.4860 CUS under the paper's recall (RoleGPT 0.5707).
 They take no options.
 """
 
@@ -23,13 +28,24 @@ from model_adapters.options import AdapterOptions
 from model_adapters.spec import ModelSpec
 
 # baseline name -> the `Request.meta` field that is its answer
-ANSWER_FIELDS = {"rolegpt": "baseline", "question": "question", "description": "description"}
+ANSWER_FIELDS = {
+    "rolegpt": "baseline",
+    "question": "question",
+    "description": "description",
+    "train": "train_answer",
+}
 BASELINES = tuple(ANSWER_FIELDS)
-FLOORS = ("question", "description")  # the null baselines
+FLOORS = ("question", "description", "train")  # the null baselines
+FLOOR_SPECS = tuple(f"baseline:{name}" for name in FLOORS)  # as results.json names them
+TRAIN_FLOOR = "train"  # answers only where the split's train file asks the same question
 INFO = {
     "rolegpt": ("RoleGPT (released baseline answers)", "rolegpt_baseline.jsonl"),
     "question": ("floor: the question as the answer", "the test file's question"),
     "description": ("floor: the role description as the answer", "the role's description (desc.json)"),
+    "train": (
+        "floor: the train answer to the same instruction",
+        "the split's train.jsonl (first row with the same stripped question, any role)",
+    ),
 }
 
 
@@ -40,8 +56,14 @@ def baseline_answer(name: str, meta: Mapping[str, Any]) -> str | None:
 
 
 class BaselineAdapter(AdapterBase):
-    # the answer comes from the data, so the data is part of its identity
-    request_meta_keys: ClassVar[tuple[str, ...]] = tuple(ANSWER_FIELDS.values())
+    # the answer comes from the data, so the data is part of its cache keys; the train answer only in
+    # baseline:train's (the keys of the others stay those of runs made before it existed)
+    request_meta_keys: ClassVar[tuple[str, ...]] = ("baseline", "question", "description")
+
+    @classmethod
+    def meta_keys(cls, spec: ModelSpec) -> tuple[str, ...]:
+        extra = (ANSWER_FIELDS[TRAIN_FLOOR],) if spec.name == TRAIN_FLOOR else ()
+        return (*cls.request_meta_keys, *extra)
 
     def __init__(self, name: str) -> None:
         self.spec = f"baseline:{name}"
@@ -68,11 +90,12 @@ class BaselineAdapter(AdapterBase):
         for request in requests:
             answer = baseline_answer(self.name, request.meta)
             if answer is None:
-                missing = f"no {field} for this item" + (
-                    " (no RoleGPT baseline answer for this (role, question))"
-                    if self.name == "rolegpt"
-                    else ""
-                )
+                missing = {
+                    "rolegpt": f"no {field} for this item "
+                    "(no RoleGPT baseline answer for this (role, question))",
+                    "train": "no train answer for this item: the data has no train file for this split, or "
+                    "no row of it asks this question",
+                }.get(self.name, f"no {field} for this item")
                 yield request, Generation(text=None, error=missing, missing=True)
             else:
                 yield request, Generation(text=answer, finish_reason="stop")

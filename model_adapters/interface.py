@@ -151,6 +151,12 @@ class AdapterBase(ABC):
         return None
 
     @classmethod
+    def meta_keys(cls, spec: ModelSpec) -> tuple[str, ...]:
+        """The `Request.meta` fields the answers of `spec` come from: `request_meta_keys` (a backend
+        whose specs read different fields narrows them per spec)."""
+        return tuple(cls.request_meta_keys)
+
+    @classmethod
     def fingerprint(cls, spec: ModelSpec, options: Any) -> dict[str, Any]:
         """What identifies the weights beyond the spec, computed without loading: by default the sizes and
         modification times of a local model folder's (or file's) weights and configs; {} for a Hub id."""

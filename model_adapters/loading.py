@@ -25,7 +25,8 @@ def adapter_class(spec: str | ModelSpec) -> type[AdapterBase]:
 
 def request_meta_keys(spec: str | ModelSpec) -> tuple[str, ...]:
     """The `Request.meta` fields a backend answers from (they belong in its cache keys)."""
-    return tuple(adapter_class(spec).request_meta_keys)
+    parsed = as_spec(spec)
+    return adapter_class(parsed).meta_keys(parsed)
 
 
 def preflight(spec: str | ModelSpec, **options: Any) -> None:

@@ -96,6 +96,11 @@ CASES = [
         ["bench_rank_intervals", "--demo", "--rows", "3", "--repeat", "1"], "| demo board | 1 | 3 |"
     ),
     pytest.param(
+        ["bench_leaks", "--repeats", "1", "--rows", "20", "--limit", "20"],
+        '"verbatim_identical": true',
+        marks=[*needs("pandas"), *needs_data()],
+    ),
+    pytest.param(
         ["scaling_figures", "parallel", "--n", "4", "--max-new-tokens", "4", "--replicas", "2"],
         '"identical"',
         marks=[*needs("ray", "transformers"), *needs_data()],

@@ -259,6 +259,39 @@ def test_missing_or_corrupt_script_is_one_line_before_any_work(tmp_path, roleben
     assert run_cli("evaluate", *args, "--output", str(out), "--shots", "0") == 0  # zero-shot needs no script
 
 
+LI_BAI = "李白"
+
+
+@pytest.mark.parametrize(
+    ("lines", "why"),
+    [
+        ([], "the file is empty"),
+        (
+            [("杜甫", "太白兄，何时再饮一杯？"), ("杜甫", "明日再会。")],
+            "it holds no line of '李白' (1 other speakers)",
+        ),
+        ([(LI_BAI, "x" * 5_000_000)], "no line of '李白' answers another speaker's line in the same act"),
+        ([("杜甫", "太白兄？"), (LI_BAI, "x" * 5_000_000)], "every pair is over 1,000 characters"),
+    ],
+    ids=["empty", "no-line-of-the-role", "one-5MB-line", "a-5MB-reply"],
+)
+def test_a_script_with_no_usable_pair_is_refused_before_any_model_loads(
+    lines, why, tmp_path, rolebench_data, capsys
+):
+    """Without a refusal, the role's items were answered zero-shot inside a run labelled few-shot."""
+    data = zh_data(tmp_path, rolebench_data, roles=("孙悟空", "皇帝", "华妃", "张飞"))
+    script = data / "profiles-zh" / f"profiles-zh-{LI_BAI}.jsonl"
+    script.write_text("", encoding="utf-8")
+    write_script(script, lines)
+    out = tmp_path / "run"
+    args = ["--model", "baseline:rolegpt", "--tasks", "rolebench_zh_specific", "--data-dir", str(data)]
+    assert run_cli("evaluate", *args, "--output", str(out), "--elicitation", "few-shot-dialogue") == 2
+    err = capsys.readouterr().err.strip()
+    assert f"role '{LI_BAI}' has no usable dialogue pair for few-shot demonstrations: {why}" in err
+    assert str(script) in err and "--shots 0" in err and len(err.splitlines()) == 1 and len(err) < 1000
+    assert not out.exists()  # refused while planning: nothing claimed, no model loaded
+
+
 def test_demo_few_shot_offline_with_a_real_model_records_context_cost(
     tmp_path, tiny_model_dir, monkeypatch, capsys
 ):

@@ -170,6 +170,7 @@ def test_rescoring_an_old_results_file_adds_floors_and_flags(rolebench_data, tmp
     assert task.value("flags") == [] and set(task.value("floors")) == {
         "baseline:question",
         "baseline:description",
+        "baseline:train",  # the samples carry the train join: the split's train file was read
     }
 
 
@@ -230,3 +231,50 @@ def test_floors_or_flags_of_another_shape_are_one_line(field, bad, message, role
     assert main(["report", str(out)]) == 0  # a command on the run folder derives results.json again
     assert "results.json was damaged" in capsys.readouterr().err
     assert read_results(out).results["rolebench_zh_specific"].value(field) != bad
+
+
+NAN, INF = float("nan"), float("inf")
+SPE = ("floors", "baseline:question", "rolellm", "spe")
+
+
+@pytest.mark.parametrize(
+    ("path", "bad", "message"),
+    [
+        (SPE, NAN, "must be a number in [0, 1] or null, not nan"),
+        (SPE, INF, "not inf"),
+        (SPE, -INF, "not -inf"),
+        (SPE, 1.5, "not 1.5"),
+        (SPE, 10**309, "not 1000000000"),
+        (("floors", "baseline:oracle"), {"rolellm": {"spe": 0.99}}, "unknown floor 'baseline:oracle'"),
+        (("flags",), ["looping"] * 100_000, "flags must be at most 16 distinct names, not 100,000 entries"),
+        (("flags",), ["x" * 5000], "a flag is a short lower-case name"),
+        (("verbatim", "share"), NAN, "verbatim.share"),
+        (("unseen",), {"n": 3, "spe": 7.0, "spe_n": 3}, "unseen spe must be a number in [0, 1]"),
+    ],
+    ids=["nan", "inf", "-inf", "over-1", "309-digits", "unknown-floor", "100k-flags", "long-flag",
+         "verbatim-nan", "unseen-out-of-range"],
+)  # fmt: skip
+def test_floors_and_flags_read_back_are_checked(path, bad, message, tmp_path, capsys):
+    """A results.json whose floors or flags were altered is refused in one line naming the file where it is
+    read as given (`leaderboard build`), and derived again from the run folder by `report` and `score`."""
+    out = tmp_path / "run"
+    run("baseline:rolegpt", ("rolebench_demo_specific",), out)
+    results_file = out / "results.json"
+    document = json.loads(results_file.read_text(encoding="utf-8"))
+    target = document["results"]["rolebench_demo_specific"]
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = bad
+    results_file.write_text(json.dumps(document), encoding="utf-8")
+    board = ["leaderboard", "build", str(out), "--out", str(tmp_path / "board")]
+    assert main(board) == 2  # a results file read as given: refused
+    err = capsys.readouterr().err
+    assert message in err and str(results_file) in err and err.count("\n") == 1, err[:300]
+    assert "results.rolebench_demo_specific" in err and len(err) < 600
+    assert main(["report", str(out)]) == 0  # a command on the run folder derives results.json again
+    assert "results.json was damaged" in capsys.readouterr().err
+    assert main(["score", str(out), "--protocol", "rolebench"]) == 0
+    task = read_results(out).results["rolebench_demo_specific"]
+    assert set(task.value("floors")) == {"baseline:question", "baseline:description"}  # no train file
+    assert task.value("flags") == [] and 0 <= task.value("floors")["baseline:question"]["rolellm"]["spe"] <= 1
+    assert main(board) == 0

@@ -360,8 +360,9 @@ def test_page_sorts_filters_and_drills_down_in_chromium(runs, tmp_path):
             "ChatGLM2-script",
             "floor: the question as the answer",
             "floor: the role description as the answer",
+            "floor: the train answer to the same instruction",  # the Chinese splits have their train files
         }
-        assert len(visible_models(driver)) == 7
+        assert len(visible_models(driver)) == 8
         driver.find_element("css selector", "#split-filter option[value='rolebench_demo']").click()
         xss_row = next(r for r in driver.find_elements("css selector", "tr.row") if XSS in r.text)
         xss_row.find_element("css selector", "button.roles").click()

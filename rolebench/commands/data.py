@@ -14,7 +14,8 @@ download  fetch the upstream files rolebench uses at a pinned revision, with a c
 verify    check a local copy (upstream or build) against a checksum manifest
 build     turn the upstream layout into Parquet configs + dataset card + checksums (v1.0; --clean: v1.1)
 push      upload a build to a Hub dataset repo and tag the commit with its version
-info      roles, splits, row counts and missing files of a data source"""
+info      roles, splits, row counts and missing files of a data source
+audit     what each split's test items share with its train file (and with themselves)"""
 
 
 def add_parser(subparsers: Subparsers) -> None:
@@ -25,7 +26,7 @@ def add_parser(subparsers: Subparsers) -> None:
     )
     p.set_defaults(run=run)
     sub = p.add_subparsers(dest="data_command", metavar="ACTION", required=True)
-    for add in (_download_parser, _verify_parser, _build_parser, _push_parser, _info_parser):
+    for add in (_download_parser, _verify_parser, _build_parser, _push_parser, _info_parser, _audit_parser):
         add(sub)
 
 
@@ -79,7 +80,8 @@ def _build_parser(sub: Subparsers) -> None:
         help="build the Parquet dataset with its card and checksums",
         description="Turn RoleBench into a versioned dataset that `datasets.load_dataset` reads: one Parquet "
         "config per split, a dataset card and checksums. v1.0 keeps the upstream rows as they are; --clean "
-        "builds v1.1 (duplicate rows merged, `type` de-duplicated).",
+        "builds v1.1 (duplicate rows merged, `type` de-duplicated). Test items found in the train file are "
+        "kept in both, and counted in the card (`rolebench data audit` lists them).",
     )
     b.add_argument(
         "source",
@@ -90,7 +92,9 @@ def _build_parser(sub: Subparsers) -> None:
     )
     b.add_argument("--out", type=Path, required=True, help="output folder (new, empty, or a previous build)")
     b.add_argument(
-        "--clean", action="store_true", help="build v1.1: merge duplicate rows, de-duplicate `type`"
+        "--clean",
+        action="store_true",
+        help="build v1.1: merge duplicate rows, de-duplicate `type` (leaking test items are kept, listed)",
     )
     b.add_argument("--max-shard-mb", type=float, default=256.0, help="Parquet shard size bound in MB")
     b.add_argument("--repo", help="the Hub repo ORG/NAME it will be pushed to (for the card's examples)")
@@ -130,8 +134,34 @@ def _info_parser(sub: Subparsers) -> None:
     i.add_argument("--revision", help="revision for the Hub or an hf:// location")
 
 
+def _audit_parser(sub: Subparsers) -> None:
+    a = sub.add_parser(
+        "audit",
+        help="what each split's test items share with its train file",
+        description="Count, for each RoleBench split, the test items whose instruction (or role and "
+        "instruction) is in the split's train file, whose reference is a train answer, whose instruction "
+        "shares 13 tokens with a train instruction (lm-eval's decontamination rule), that list the RoleGPT "
+        "baseline answer among their references, and that repeat an earlier test item. A split without "
+        "a train file says so. --json writes the item ids behind every count.",
+    )
+    a.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help="folder, build folder or hf://ORG/NAME@REV (default: $ROLEBENCH_DATA, else the Hub)",
+    )
+    a.add_argument("--revision", help="revision for the Hub or an hf:// location")
+    a.add_argument("--json", type=Path, metavar="FILE", help='write {"splits": {SPLIT: {...}}} with the ids')
+
+
 def run(args: argparse.Namespace) -> int:
-    actions = {"download": _download, "verify": _verify, "build": _build, "push": _push, "info": _info}
+    actions = {
+        "download": _download,
+        "verify": _verify,
+        "build": _build,
+        "push": _push,
+        "info": _info,
+        "audit": _audit,
+    }
     return actions[args.data_command](args)
 
 
@@ -287,4 +317,20 @@ def _info(args: argparse.Namespace) -> int:
             f"packaged dataset {described['dataset_version']}, built from "
             f"{described['upstream']['repo']}@{described['upstream']['revision']}"
         )
+    return 0
+
+
+def _audit(args: argparse.Namespace) -> int:
+    from rolebench.data.audit import audit_source, audit_table
+    from rolebench.data.resolve import resolve_source
+    from rolebench.storage.files import write_json_atomic
+
+    source = resolve_source(args.data_dir, revision=args.revision)
+    print(f"source: {source.describe_location()}")
+    audits = audit_source(source)
+    print(audit_table(audits.values()))
+    if args.json is not None:
+        document = {"source": source.describe(), "splits": {k: a.to_json() for k, a in audits.items()}}
+        write_json_atomic(args.json, document)
+        print(f"wrote {args.json} (the item ids behind every count)")
     return 0

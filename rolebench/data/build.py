@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rolebench.data.audit import audit_source, card_lines
 from rolebench.data.card import TableInfo, render_card
 from rolebench.data.layout import (
     CARD_NAME,
@@ -194,6 +195,7 @@ def build_dataset(source: DataSource, options: BuildOptions) -> BuildResult:
     _check_out(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     collected = collect(source, clean=options.clean)
+    collected.issues += card_lines(audit_source(source).values())
     if not collected.tables:
         raise ConfigError(
             "the source has none of the RoleBench files",

@@ -98,7 +98,8 @@ def _note_quirks(
     collected: Collected,
     clean: bool,
 ) -> None:
-    """Known issues worth a line in the card: duplicate keys, baseline rows that join no question."""
+    """Known issues worth a line in the card: duplicate keys, baseline rows that join no question (what
+    test items share with the train file: `rolebench.data.audit`)."""
     for hf_split, rows in rows_by_file.items():
         counts = Counter((r["role"], r["question"]) for r in rows)
         dups = {k: n for k, n in counts.items() if n > 1}
@@ -109,13 +110,6 @@ def _note_quirks(
                 f"with different answers "
                 f"in {sum(1 for k in dups if _answers_differ(rows, k))} keys); "
                 + ("merged in this version (see the changelog)" if clean else "kept as upstream")
-            )
-    if len(rows_by_file) == len(HF_SPLITS):
-        train, test = ({(r["role"], r["question"]) for r in rows_by_file[hf]} for hf in HF_SPLITS)
-        if train & test:
-            collected.issues.append(
-                f"{config.name} ({split.kind}): {len(train & test)} (role, question) keys "
-                "appear in both the train and the test file"
             )
     path = source.path(split.file("rolegpt_baseline.jsonl"), required=False)
     if path is None or not rows_by_file:

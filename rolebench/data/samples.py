@@ -2,8 +2,11 @@
 
 This module is the one place that knows
 - how a raw record becomes a `Sample` (`type` normalised to a list, every reference kept),
-- the join of a test row to its RoleGPT baseline answer on the raw `(role, question)`, and
-- the join of a general instruction to its original answer (for RAW) on the instruction text.
+- the join of a test row to its RoleGPT baseline answer on the raw `(role, question)`,
+- the join of a general instruction to its original answer (for RAW) on the instruction text, and
+- the join of a test item to the split's train file on the stripped question (`TrainIndex`): whether
+  the item was seen in training (`Sample.in_train`, the "unseen" view keeps the items where it is
+  False) and the first train answer to it (`Sample.train_answer`, the `baseline:train` floor).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Any
 from rolebench.data.source import DataSource
 from rolebench.data.splits import SplitDef, get_split
 from rolebench.errors import DataError
-from rolebench.storage.jsonl import read_json, read_jsonl
+from rolebench.storage.jsonl import numbered_jsonl, read_json, read_jsonl
 
 QUESTION_FIELDS = ("instruction", "question")
 ANSWER_FIELDS = ("answer", "output", "generated")
@@ -35,6 +38,9 @@ class Sample:
     language: str
     baseline: str | None = None
     raw_answer: str | None = None
+    # the train join (`TrainIndex`); both None when the split's train file is absent or not joined
+    in_train: bool | None = None  # its stripped question is a train question (any role)
+    train_answer: str | None = None  # the answer of the first such train row, in file order
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -49,6 +55,8 @@ class Sample:
             "language": self.language,
             "baseline": self.baseline,
             "raw_answer": self.raw_answer,
+            "in_train": self.in_train,
+            "train_answer": self.train_answer,
         }
 
 
@@ -162,10 +170,68 @@ def raw_answers(split: SplitDef, source: DataSource) -> dict[str, str] | None:
     return joined
 
 
+TRAIN_JOIN = "the question stripped of surrounding whitespace, any role; the first train row in file order"
+
+
+@dataclass(frozen=True)
+class TrainIndex:
+    """What a split's train file says about test items, every text stripped of surrounding whitespace:
+    the answer of the first row of each question (any role; a row's first `generated` answer), the
+    (role, question) pairs, and every answer of every row."""
+
+    file: str  # relative to the dataset root
+    rows: int
+    questions: frozenset[str]
+    answers_by_question: dict[str, str]
+    pairs: frozenset[tuple[str, str]]
+    answers: frozenset[str]
+
+    def seen(self, question: str) -> bool:
+        """Whether a train row asks `question` (stripped), whatever its role."""
+        return question.strip() in self.questions
+
+    def answer(self, question: str) -> str | None:
+        """The first train answer to `question` (None: no train row asks it)."""
+        return self.answers_by_question.get(question.strip())
+
+
+def train_index(split: SplitDef, source: DataSource) -> TrainIndex | None:
+    """The split's train file as a `TrainIndex`; None when the source has no train file."""
+    source = source_for(split, source)
+    relpath = split.file("train.jsonl")
+    path = source.path(relpath, required=False)
+    if path is None:
+        return None
+    first: dict[str, str] = {}
+    questions: set[str] = set()
+    pairs: set[tuple[str, str]] = set()
+    answers: set[str] = set()
+    rows = 0
+    for number, rec in numbered_jsonl(path):
+        where = f"{path}:{number}"
+        role, question = rec.get("role"), rec.get("question")
+        if not isinstance(role, str) or not isinstance(question, str):
+            raise DataError("a train record needs string fields `role` and `question`", where=where)
+        given = [a.strip() for a in as_references(rec.get("generated"), where)]
+        rows += 1
+        questions.add(question.strip())
+        pairs.add((role, question.strip()))
+        answers.update(given)
+        if given:
+            first.setdefault(question.strip(), given[0])
+    return TrainIndex(relpath, rows, frozenset(questions), first, frozenset(pairs), frozenset(answers))
+
+
 def load_samples(
-    split_id: str, source: DataSource, *, limit: int | None = None, file: str = "test.jsonl"
+    split_id: str,
+    source: DataSource,
+    *,
+    limit: int | None = None,
+    file: str = "test.jsonl",
+    train: bool = False,
 ) -> list[Sample]:
-    """The test samples of a split, joined to descriptions, baseline answers and raw answers.
+    """The test samples of a split, joined to descriptions, baseline answers and raw answers; with
+    `train`, to the split's train file too (`TrainIndex`; `in_train` stays None without that file).
 
     `file="train.jsonl"` reads the training file the same way (ids `<split>/train/<index>`).
     """
@@ -177,6 +243,7 @@ def load_samples(
     descriptions = load_descriptions(split, source)
     baselines = baseline_answers(split, source)
     raws = raw_answers(split, source)
+    trained = train_index(split, source) if train and file == "test.jsonl" else None
     samples: list[Sample] = []
     for index, rec in enumerate(read_jsonl(path)):
         if limit is not None and index >= limit:
@@ -211,6 +278,8 @@ def load_samples(
                 language=split.language,
                 baseline=baselines.get(role, question),
                 raw_answer=None if raws is None else raws.get(question.strip()),
+                in_train=None if trained is None else trained.seen(question),
+                train_answer=None if trained is None else trained.answer(question),
             )
         )
     if not samples:

@@ -9,7 +9,11 @@ Formats read (one JSON object a line):
 `ScriptLibrary` serves the demonstrations of one split: each role's script file (from the split's
 data source, never a test or reference file) read once and indexed once (`rolebench.data.retrieval`),
 then asked per question. `rolebench evaluate --elicitation few-shot-*` and the lm-eval task files'
-few-shot sampler both use it; the RoleGPT recipe uses `dialogue_pairs` and the same retriever.
+few-shot sampler both use it; the RoleGPT recipe uses `dialogue_pairs` and the same retriever. A role
+whose script gives no usable pair (an empty file, no line of the role, no reply of the role to another
+speaker, every pair over `MAX_PAIR_CHARS`) is refused, naming the file: its items would otherwise be
+answered zero-shot inside a run labelled few-shot. `evaluate` asks while building its plan, before any
+model loads.
 """
 
 from __future__ import annotations
@@ -95,6 +99,22 @@ def dialogue_pairs(path: Path, role: str, max_chars: int | None = None) -> list[
     return found if max_chars is None else [(q, a) for q, a in found if len(q) + len(a) <= max_chars]
 
 
+def _why_no_pairs(path: Path, role: str, max_chars: int) -> str:
+    """Why a script gives a role no dialogue pair (it gave none): empty, no line of the role, no line
+    of the role answering another speaker, or every pair too long."""
+    records = list(numbered_jsonl(path))
+    if not records:
+        return "the file is empty"
+    if not dialogue_pairs(path, role):
+        if _pair_fields(records[0][1]) is not None:
+            return "it holds no (question, answer) pair with both texts non-empty"
+        speakers = {_speaker_key(speaker) for speaker, _, _ in _utterances(path, records)}
+        if _speaker_key(role) not in speakers:
+            return f"it holds no line of {role!r} ({len(speakers)} other speakers)"
+        return f"no line of {role!r} answers another speaker's line in the same act"
+    return f"every pair is over {max_chars:,} characters (prompt and reply), too long for a demonstration"
+
+
 def find_dialogue_file(folder: Path, role: str) -> Path | None:
     """`profiles-*-{role}.jsonl` in `folder` or in its `profiles-*/` subfolders (a RoleBench root)."""
     name = f"profiles-*-{glob.escape(role)}.jsonl"
@@ -138,6 +158,14 @@ class ScriptLibrary:
                     "--data-dir DIR), or evaluate zero-shot (--elicitation zero-shot, or --shots 0)",
                 )
             pairs = dialogue_pairs(path, role, self.max_pair_chars)
+            if not pairs:
+                raise DataError(
+                    f"role {role!r} has no usable dialogue pair for few-shot demonstrations: "
+                    f"{_why_no_pairs(path, role, self.max_pair_chars)}",
+                    where=str(path),
+                    fix="repair the script (or remove it and fetch the released one with `rolebench data "
+                    "download`), or evaluate zero-shot (--elicitation zero-shot, or --shots 0)",
+                )
             self._scripts[role] = RoleScript(
                 role, relpath, DemonstrationRetriever(pairs, self.split.language)
             )

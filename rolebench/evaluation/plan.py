@@ -50,7 +50,7 @@ def plan_tasks(
     libraries: dict[str, ScriptLibrary] = {}  # by the splits' profiles folder: one index per role per run
     for spec in specs:
         samples = select(
-            load_samples(spec.split.id, source),
+            load_samples(spec.split.id, source, train=True),
             definition.limit,
             definition.limit_mode,
             definition.limit_seed,

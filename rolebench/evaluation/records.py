@@ -32,6 +32,8 @@ def sample_record(
         references=list(sample.references),
         raw_answer=sample.raw_answer,
         baseline=sample.baseline,
+        in_train=sample.in_train,
+        train_answer=sample.train_answer,
         types=list(sample.types),
         language=sample.language,
         description=sample.description,

@@ -56,14 +56,19 @@ def data_block(config: Mapping[str, Any], group: str) -> Mapping[str, Any]:
 
 
 def split_fingerprints(config: Mapping[str, Any], group: str, split_ids: Sequence[str]) -> dict[str, str]:
-    """Per split: a digest of the checksums of its files the run read (its revision if none recorded)."""
+    """Per split: a digest of the checksums of its files the run read (its revision if none recorded).
+    The train file is left out: it changes no metric, only the train floor and the unseen view, and runs
+    made before it was read share boards with those made after."""
     data = data_block(config, group)
     recorded = data.get("files") or {}
     found = {}
     for split_id in split_ids:
         split = SPLITS.get(split_id)
         prefixes = [p for p in (split.folder + "/", split.profiles, split.raw_answers) if p] if split else []
-        files = sorted((k, v) for k, v in recorded.items() if any(k.startswith(p) for p in prefixes))
+        train = split.file("train.jsonl") if split else None
+        files = sorted(
+            (k, v) for k, v in recorded.items() if any(k.startswith(p) for p in prefixes) and k != train
+        )
         found[split_id] = (
             hashlib.sha256(json.dumps(files).encode()).hexdigest()[:8]
             if files

@@ -157,6 +157,7 @@ def sample_request(
         "role": sample.role,
         "question": sample.question,
         "description": sample.description,
+        "train_answer": sample.train_answer,
         "split": sample.split,
     }
     return Request(id=sample.id, messages=messages, meta=meta), len(demos)

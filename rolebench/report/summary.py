@@ -161,7 +161,7 @@ def summary_notes(results: RunResults) -> list[str]:
             notes.append(
                 f"{name}: answers {lengths.answer_words_mean:.0f} words/chars{tokens} on average "
                 f"(references {lengths.reference_words_mean or 0:.0f}); cut at the token limit: {cut} "
-                f"(max_new_tokens {lengths.max_new_tokens}); looping: {looping}"
+                f"(max_new_tokens {lengths.max_new_tokens}); looping: {looping}{_copying(task)}"
             )
     missing = sorted(
         {
@@ -181,27 +181,48 @@ def summary_notes(results: RunResults) -> list[str]:
     return notes
 
 
+def _copying(task: TaskResult) -> str:
+    """The share of answers that copy a reference, and of RoleGPT's answers to the same items."""
+    measured = task.verbatim
+    if measured is None or measured.share is None:
+        return ""
+    rolegpt = measured.rolegpt_share
+    return f"; copying a reference: {measured.share:.0%}" + (
+        "" if rolegpt is None else f" (RoleGPT's answers: {rolegpt:.0%})"
+    )
+
+
 def entries(results: RunResults) -> list[tuple[str, TaskResult | GroupResult]]:
     """Tasks then groups, by name."""
     return [*results.results.items(), *results.groups.items()]
 
 
+# the data-only models whose coverage is the data's: spec -> (file of the split, what answers, the join)
+COVERED_BY = {
+    "baseline:rolegpt": ("rolegpt_baseline.jsonl", "answers", "joined on (role, question)"),
+    "baseline:train": ("train.jsonl", "asks", "joined on the stripped question, any role"),
+}
+
+
 def coverage_notes(results: RunResults) -> list[str]:
-    """Why `baseline:rolegpt` left items uncovered: its answers come from the split's baseline file,
-    joined on (role, question); name the file, and say when the data lacks it."""
-    if results.config.model.get("spec") != "baseline:rolegpt":
+    """Why `baseline:rolegpt` or `baseline:train` left items uncovered: their answers come from a file of
+    the split, joined to the test items; name the file, and say when the data lacks it."""
+    spec = str(results.config.model.get("spec") or "")
+    if spec not in COVERED_BY:
         return []
+    name_of, verb, join = COVERED_BY[spec]
     files = results.config.data.get("files") or {}
     notes = []
     for name, task in results.results.items():
         split = SPLITS.get(task.split)
         if not task.n_not_covered or split is None:
             continue
-        path = split.file("rolegpt_baseline.jsonl")
-        if path in files or split.builtin:
+        path = split.file(name_of)
+        covered = (task.n_baseline or 0) if spec == "baseline:rolegpt" else task.n_generated
+        if path in files or (split.builtin and spec == "baseline:rolegpt"):
             notes.append(
-                f"{name}: {task.n_not_covered:,} of {task.n:,} not covered: {path} answers "
-                f"{task.n_baseline or 0:,} of the {task.n:,} questions (joined on (role, question))"
+                f"{name}: {task.n_not_covered:,} of {task.n:,} not covered: {path} {verb} "
+                f"{covered:,} of the {task.n:,} questions ({join})"
             )
         else:
             notes.append(
@@ -233,6 +254,33 @@ def floor_notes(results: RunResults) -> list[str]:
     return notes
 
 
+def unseen_notes(results: RunResults) -> list[str]:
+    """Per task whose split's train file was read: its numbers on the items whose question is not in
+    that file, beside the numbers on all items, or one line saying no item is left."""
+    notes = []
+    for name, task in results.results.items():
+        unseen, split = task.unseen, SPLITS.get(task.split)
+        if unseen is None or split is None:
+            continue
+        train = split.file("train.jsonl")
+        if not unseen.n:
+            notes.append(
+                f"{name}: unseen items: none, every test question is in {train} (no leak-free view of this "
+                "split; read its numbers against the floor baseline:train)"
+            )
+            continue
+        extra = unseen.model_extra or {}
+        values = [
+            f"{LABELS[m]} {_cell(extra.get(m))} (all items {_cell(task.value(m))})"
+            for m in METRIC_KEYS
+            if f"{m}_n" in extra
+        ]
+        notes.append(
+            f"{name}: unseen items (question not in {train}): {unseen.n:,} of {task.n:,}: {', '.join(values)}"
+        )
+    return notes
+
+
 def flag_notes(results: RunResults) -> list[str]:
     """The meaning of every flag the run's tasks and groups carry, one line each."""
     held = [flag for _, entry in entries(results) for flag in entry.value("flags") or []]
@@ -241,7 +289,13 @@ def flag_notes(results: RunResults) -> list[str]:
 
 def summary_text(results: RunResults) -> str:
     """The table and its notes, as commands print them."""
-    notes = [*summary_notes(results), *coverage_notes(results), *floor_notes(results), *flag_notes(results)]
+    notes = [
+        *summary_notes(results),
+        *coverage_notes(results),
+        *floor_notes(results),
+        *unseen_notes(results),
+        *flag_notes(results),
+    ]
     return "\n".join([summary_table(results), *([""] + notes if notes else [])])
 
 

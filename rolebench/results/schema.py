@@ -9,10 +9,13 @@ Metric keys come from `rolebench.scoring.metrics`; these models only type what e
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+
+from model_adapters.baseline import FLOOR_SPECS
 
 SCHEMA_VERSION = 2
 BOOTSTRAP_KEYS = {"resamples": "an integer >= 0", "confidence": "a number in (0, 1)", "seed": "an integer"}
@@ -65,26 +68,91 @@ def _is_number(value: Any) -> bool:
     return value is None or (isinstance(value, int | float) and not isinstance(value, bool))
 
 
+def _is_fraction(value: Any) -> bool:
+    """None, or a finite number in [0, 1] (a score, a share): what every floor value is."""
+    return value is None or (_is_number(value) and 0.0 <= value <= 1.0)
+
+
+_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")  # a flag, protocol or metric name
+MAX_FLAGS = 16  # distinct flags a number may carry (rolebench knows 4; a newer one may add some)
+
+
 def check_floors_and_flags(extra: dict[str, Any] | None) -> None:
-    """`floors` ({floor spec: {protocol: {metric: number or null}}}) and `flags` (a list of names) are
-    read by the summary, the report and the leaderboard: a file with other shapes is refused here."""
+    """`floors` ({floor spec: {protocol: {metric: number in [0, 1] or null}}}, specs of
+    `model_adapters.baseline.FLOORS`) and `flags` (a list of distinct names) are read by the summary,
+    the report and the leaderboard: a file with other shapes or values is refused here."""
     extra = extra or {}
     flags = extra.get("flags")
-    if flags is not None and not (isinstance(flags, list) and all(isinstance(f, str) for f in flags)):
-        raise ValueError("flags must be a list of names")
+    if flags is not None:
+        if not (isinstance(flags, list) and all(isinstance(f, str) for f in flags)):
+            raise ValueError("flags must be a list of names")
+        if len(flags) > MAX_FLAGS or len(set(flags)) != len(flags):
+            raise ValueError(f"flags must be at most {MAX_FLAGS} distinct names, not {len(flags):,} entries")
+        bad = next((f for f in flags if not _NAME.match(f)), None)
+        if bad is not None:
+            raise ValueError(f"a flag is a short lower-case name, not {bad[:40]!r}")
     floors = extra.get("floors")
     if floors is None:
         return
     shaped = isinstance(floors, dict) and all(
         isinstance(block, dict)
         and all(
-            isinstance(values, dict) and all(_is_number(v) for v in values.values())
-            for values in block.values()
+            isinstance(protocol, str)
+            and _NAME.match(protocol)
+            and isinstance(values, dict)
+            and all(
+                isinstance(metric, str) and _NAME.match(metric) and _is_number(v)
+                for metric, v in values.items()
+            )
+            for protocol, values in block.items()
         )
         for block in floors.values()
     )
     if not shaped:
         raise ValueError("floors must map each floor to {protocol: {metric: number}}")
+    unknown = next((spec for spec in floors if spec not in FLOOR_SPECS), None)
+    if unknown is not None:
+        raise ValueError(f"unknown floor {str(unknown)[:40]!r} (floors: {', '.join(FLOOR_SPECS)})")
+    for spec, block in floors.items():
+        for protocol, values in block.items():
+            for metric, value in values.items():
+                if not _is_fraction(value):
+                    raise ValueError(
+                        f"floor {spec} {protocol} {str(metric)[:40]} must be a number in [0, 1] or null, "
+                        f"not {str(value)[:40]}"
+                    )
+
+
+class Verbatim(BaseModel):
+    """How many answers copy a test reference (`rolebench.scoring.copying`), and how many of RoleGPT's
+    released answers to the same items do (None: the items have none)."""
+
+    model_config = ConfigDict(extra="forbid")
+    share: float | None = Field(default=None, ge=0.0, le=1.0, allow_inf_nan=False)
+    n_copied: int = Field(default=0, ge=0)
+    n: int = Field(default=0, ge=0)  # answers measured
+    rolegpt_share: float | None = Field(default=None, ge=0.0, le=1.0, allow_inf_nan=False)
+    rolegpt_n: int = Field(default=0, ge=0)  # RoleGPT answers measured (the items joined to one)
+
+
+class Unseen(BaseModel):
+    """A task's numbers on its unseen items (question not in the split's train file), under the run's
+    headline protocol: `n` items, and per metric its mean and its `_n` (extra fields)."""
+
+    model_config = ConfigDict(extra="allow")
+    n: int = Field(ge=0)
+
+    @model_validator(mode="after")
+    def _values(self) -> Unseen:
+        for key, value in (self.model_extra or {}).items():
+            valid = (
+                isinstance(value, int) and not isinstance(value, bool) and value >= 0
+                if key.endswith("_n")
+                else _is_fraction(value)
+            )
+            if not _NAME.match(key) or not valid:
+                raise ValueError(f"unseen {key[:40]} must be a number in [0, 1] (a count for *_n)")
+        return self
 
 
 class TaskResult(BaseModel):
@@ -104,6 +172,8 @@ class TaskResult(BaseModel):
     per_role: dict[str, dict[str, Any]] = {}
     lengths: AnswerLengths | None = None
     context: ContextCost | None = None
+    verbatim: Verbatim | None = None  # answers that copy a test reference (`verbatim-references`)
+    unseen: Unseen | None = None  # the numbers on the items not in the train file (None: no train file)
     samples_sha256: str | None = None  # of the samples file these numbers come from
 
     def value(self, key: str) -> Any:
@@ -202,6 +272,8 @@ class SampleRecord(BaseModel):
     references: list[str]
     raw_answer: str | None = None
     baseline: str | None = None
+    in_train: bool | None = None  # its question is in the split's train file (None: that file was not read)
+    train_answer: str | None = None  # the first train answer to it (the `baseline:train` floor's answer)
     types: list[str] = []
     language: Literal["en", "zh"]
     description: str

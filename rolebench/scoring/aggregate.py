@@ -2,7 +2,9 @@
 
 Every protocol a run holds is aggregated the same way into its own block (`TaskResult.<protocol>`);
 the headline protocol's block is also copied to the top level of each task and group. A protocol
-with a number of its own for a whole split (OpenCompass's pooled one) adds it to the group.
+with a number of its own for a whole split (OpenCompass's pooled one) adds it to the group. A task
+whose samples carry the train join also gets its numbers on the unseen items (`unseen`: the items
+whose question is not in the split's train file), under the headline protocol.
 """
 
 from __future__ import annotations
@@ -13,13 +15,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from rolebench.data.splits import get_split
-from rolebench.results.schema import GroupResult, SampleRecord, TaskResult
+from rolebench.results.schema import GroupResult, SampleRecord, TaskResult, Unseen
 from rolebench.scoring.answers import answer_lengths
 from rolebench.scoring.context import context_cost
-from rolebench.scoring.flags import BELOW_FLOOR, answer_flags, sorted_flags
+from rolebench.scoring.flags import BELOW_FLOOR, answer_flags, sorted_flags, verbatim, verbatim_flags
 from rolebench.scoring.floors import FLOOR_SPECS, below_floor, floor_scores, group_floors
 from rolebench.scoring.metrics import AVG, METRIC_KEYS, metrics_for
 from rolebench.scoring.protocols import ScoringProtocol
+from rolebench.scoring.remembered import items_digest
 from rolebench.scoring.stats import (
     DEFAULT_CONFIDENCE,
     DEFAULT_RESAMPLES,
@@ -82,6 +85,19 @@ def per_role(split: str, records: Sequence[SampleRecord], protocol: str) -> dict
     }
 
 
+def unseen_block(split: str, records: Sequence[SampleRecord], protocol: str) -> Unseen | None:
+    """A task's numbers on the items whose question is not in the split's train file, under `protocol`
+    (None when the records do not carry the train join: the split's train file was not read)."""
+    if not records or any(r.in_train is None for r in records):
+        return None
+    unseen = [r for r in records if r.in_train is False]
+    fields: dict[str, Any] = {}
+    for metric in metrics_for(get_split(split).kind) if unseen else ():
+        values = _values(unseen, protocol, metric.key)
+        fields[metric.key], fields[f"{metric.key}_n"] = mean(values), len(values)
+    return Unseen(n=len(unseen), **fields)
+
+
 def flags_of(
     values: Mapping[str, Any],
     floors: Mapping[str, Any],
@@ -89,11 +105,13 @@ def flags_of(
     model_spec: str = "",
     inherited: Sequence[str] = (),
 ) -> list[str]:
-    """A task's or group's flags (`rolebench.scoring.flags`): its lengths' flags, or its members'
-    (`inherited`), and `below-floor` when a headline value is at or below a floor other than the
-    model's own (a floor run is not below itself)."""
+    """A task's or group's flags (`rolebench.scoring.flags`): its lengths' and copying's flags, or its
+    members' (`inherited`), and `below-floor` when a headline value is at or below a floor. A floor run
+    is neither below a floor nor a copier of references: it is what others are held against."""
+    floor = model_spec in FLOOR_SPECS
     found = [*inherited, *answer_flags(values.get("lengths"))]
-    if protocol and model_spec not in FLOOR_SPECS and below_floor(values, floors, protocol):
+    found += [] if floor else verbatim_flags(values.get("verbatim"))
+    if protocol and not floor and below_floor(values, floors, protocol):
         found.append(BELOW_FLOOR)
     return sorted_flags(found)
 
@@ -112,8 +130,11 @@ def task_result(
     blocks = {p.name: protocol_block(split, records, p.name, boot) for p in protocols}
     generated = sum(1 for r in records if r.output is not None)
     lengths = answer_lengths(records, max_new_tokens)
-    floors = floor_scores(split, records, protocols)
-    flags = flags_of({**blocks[headline], "lengths": lengths.model_dump()}, floors, headline, model_spec)
+    items = items_digest(records)  # what the remembered floors and copying shares follow from
+    copying = verbatim(records, items)
+    floors = floor_scores(split, records, protocols, items)
+    measured = {"lengths": lengths.model_dump(), "verbatim": copying.model_dump()}
+    flags = flags_of({**blocks[headline], **measured}, floors, headline, model_spec)
     return TaskResult(
         split=split,
         n=len(records),
@@ -124,6 +145,8 @@ def task_result(
         protocol=headline,
         lengths=lengths,
         context=context_cost(records),
+        verbatim=copying,
+        unseen=unseen_block(split, records, headline),
         **blocks[headline],
         **blocks,
         floors=floors,
