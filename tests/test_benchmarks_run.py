@@ -96,6 +96,10 @@ CASES = [
         ["bench_rank_intervals", "--demo", "--rows", "3", "--repeat", "1"], "| demo board | 1 | 3 |"
     ),
     pytest.param(
+        ["bench_bootstrap", "--repeats", "1", "--rows", "40", "--task", "rolebench_demo"],
+        '"results_identical": true',
+    ),
+    pytest.param(
         ["bench_leaks", "--repeats", "1", "--rows", "20", "--limit", "20"],
         '"verbatim_identical": true',
         marks=[*needs("pandas"), *needs_data()],

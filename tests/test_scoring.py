@@ -488,3 +488,33 @@ def test_fast_rolebench_errors():
     with pytest.raises(TypeError, match="not one string"):
         rolebench_f_batch(["a"], ["a"])
     assert rolebench_f_batch([], []) == []
+
+
+def _interval_one_resample_at_a_time(values, resamples, seed):
+    """The loop every earlier version ran (one seeded `choices` draw and one `sum` per resample)."""
+    from rolebench.scoring.stats import percentile_interval
+
+    rng = random.Random(seed)
+    return percentile_interval(
+        [sum(rng.choices(values, k=len(values))) / len(values) for _ in range(resamples)]
+    )
+
+
+@pytest.mark.parametrize("n", [2, 3, 27, 239, 1451])
+@pytest.mark.parametrize("seed", [0, 1, -7, 2**40 + 3])
+def test_bootstrap_intervals_are_those_every_earlier_version_published(n, seed):
+    """results.json's `_ci` (and a judge's win-rate interval) are found by numpy now: the very same floats
+    as the one-at-a-time loop, for any seed and size, so no published interval moves."""
+    from rolebench.scoring.stats import bootstrap_ci
+
+    rng = random.Random(n * 31 + seed)
+    for values in (
+        [rng.random() for _ in range(n)],
+        [float(rng.random() < 0.3) for _ in range(n)],
+        [rng.choice((0.0, 0.5, 1.0)) for _ in range(n)],
+    ):
+        for resamples in (1, 9, 1000):
+            assert bootstrap_ci(values, resamples=resamples, seed=seed) == _interval_one_resample_at_a_time(
+                values, resamples, seed
+            )
+    assert bootstrap_ci([0.5], seed=seed) is None and bootstrap_ci([0.1, 0.2], resamples=0) is None

@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
+import numpy as np
+
 DEFAULT_RESAMPLES = 1000
 DEFAULT_CONFIDENCE = 0.95
 
@@ -25,9 +27,30 @@ def bootstrap_ci(
     n = len(values)
     if n < 2 or resamples < 1:
         return None
-    rng = random.Random(seed)
-    data = list(values)
-    return percentile_interval([sum(rng.choices(data, k=n)) / n for _ in range(resamples)], confidence)
+    data = np.asarray(values, dtype=np.float64)
+    draws = _python_uniforms(seed)
+    means: list[float] = []
+    per_block = max(1, _BLOCK_DRAWS // n)  # resamples drawn at once (memory bounded, whatever n)
+    for start in range(0, resamples, per_block):
+        rows = min(per_block, resamples - start)
+        picks = (draws.random_sample((rows, n)) * float(n)).astype(np.intp)
+        means.extend((np.cumsum(data[picks], axis=1)[:, -1] / n).tolist())
+    return percentile_interval(means, confidence)
+
+
+_BLOCK_DRAWS = 1 << 21  # items drawn per block of resamples
+
+
+def _python_uniforms(seed: int) -> np.random.RandomState:
+    """numpy's Mersenne Twister in the state of `random.Random(seed)`: its uniforms are the very floats
+    `random.Random(seed).random()` returns, in the same order (both make a double of two 32-bit words
+    the same way), so `floor(u * n)` picks what `Random.choices(data, k=n)` picks. With a sequential
+    sum (cumsum) each resample's mean is the float the one-at-a-time loop computes: the intervals are
+    those of every earlier version, found about 10x faster."""
+    state = random.Random(seed).getstate()[1]
+    draws = np.random.RandomState()
+    draws.set_state(("MT19937", np.array(state[:624], dtype=np.uint32), int(state[624]), 0, 0.0))
+    return draws
 
 
 def percentile_interval(
