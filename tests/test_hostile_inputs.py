@@ -142,6 +142,30 @@ def test_absurd_flags_are_refused_before_any_work(flags, expected, rolebench_dat
     assert not (tmp_path / "out").exists()
 
 
+def test_a_file_to_write_that_cannot_be_is_named_as_given(tmp_path, capsys):
+    """`--json` (and every result file, written atomically through a temporary file beside it): a target
+    that is a folder, or under a file, is one line naming the user's path, never the temporary file."""
+    data = tmp_path / "data"
+    assert run(capsys, "data", "audit", "--data-dir", str(data.parent))[0] == 2  # no test file: refused
+    split = data / "rolebench-zh" / "role_specific"
+    split.mkdir(parents=True)
+    (split / "test.jsonl").write_text(
+        json.dumps({"role": "李白", "question": "你会喝酒吗？", "generated": ["会"]}) + "\n", encoding="utf-8"
+    )
+    (data / "profiles-zh").mkdir()
+    (data / "profiles-zh" / "desc.json").write_text(json.dumps({"李白": "诗仙"}), encoding="utf-8")
+    in_the_way = tmp_path / "a-file"
+    in_the_way.write_text("x", encoding="utf-8")
+    for target, named in [
+        (tmp_path, f"Is a directory ({tmp_path})"),
+        (in_the_way / "audit.json", f"Not a directory ({in_the_way})"),
+        (in_the_way / "deeper" / "audit.json", f"Not a directory ({in_the_way})"),
+    ]:
+        code, err = run(capsys, "data", "audit", "--data-dir", str(tmp_path / "data"), "--json", str(target))
+        assert code == 2 and named in err and err.count("\n") == 1, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file", "data"]  # no temporary file left
+
+
 def test_no_task_and_an_output_that_is_a_file(tmp_path, capsys):
     assert (
         run(capsys, "evaluate", "--model", "baseline:rolegpt", "--tasks", ",")[1].count("no task given") == 1

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from rolebench.commands._arguments import Subparsers
-from rolebench.errors import ConfigError
+from rolebench.errors import ConfigError, DataError
 
 _DESCRIPTION = """\
 download  fetch the upstream files rolebench uses at a pinned revision, with a checksum manifest
@@ -328,6 +328,13 @@ def _audit(args: argparse.Namespace) -> int:
     source = resolve_source(args.data_dir, revision=args.revision)
     print(f"source: {source.describe_location()}")
     audits = audit_source(source)
+    if not any(a.test_items for a in audits.values()):
+        raise DataError(
+            f"no RoleBench test file in {source.describe_location()} (looked for "
+            f"{', '.join(a.test_file for a in audits.values())})",
+            where="--data-dir",
+            fix="point --data-dir or ROLEBENCH_DATA at a folder in the Hub layout",
+        )
     print(audit_table(audits.values()))
     if args.json is not None:
         document = {"source": source.describe(), "splits": {k: a.to_json() for k, a in audits.items()}}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import tempfile
@@ -16,8 +17,16 @@ def write_text_atomic(path: str | Path, text: str) -> None:
     """Write to a temporary file beside `path`, then rename it over `path`; secrets hidden by value."""
     text = hide_secrets(text)
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        if target.is_dir():
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(target))
+        blocking = next((p for p in target.parents if p.exists()), None)
+        if blocking is not None and not blocking.is_dir():  # a file where a folder of the path belongs
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(blocking))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    except OSError as exc:
+        raise _naming(exc, target) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
@@ -25,9 +34,18 @@ def write_text_atomic(path: str | Path, text: str) -> None:
             os.fsync(handle.fileno())
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise _naming(exc, target) from None
         raise
+
+
+def _naming(exc: OSError, target: Path) -> OSError:
+    """The error as the user's file gives it (not the temporary file beside it that an OS call named)."""
+    if exc.filename == str(target) or isinstance(exc, NotADirectoryError | IsADirectoryError):
+        return exc
+    return type(exc)(exc.errno, exc.strerror or str(exc), str(target))
 
 
 def _umask() -> int:
