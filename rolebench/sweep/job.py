@@ -26,6 +26,7 @@ from rolebench.report.summary import failures
 from rolebench.results.schema import RunResults
 from rolebench.run.folder import GENERATIONS_TABLE, RunFolder
 from rolebench.sweep.plan import ModelRun
+from rolebench.sweep.state import WORKER_DIED
 
 POLL_S = 0.5  # how often a job counts its stored answers
 FOLDER_WAIT_S = 1800.0  # how long a job waits for another command (e.g. an orphaned attempt) on its folder
@@ -47,7 +48,7 @@ class Monitor:
             earlier
         ) in attempts:  # a new attempt means the earlier ones are over (a killed worker says nothing)
             earlier.setdefault("ended", time.time())
-            earlier.setdefault("error", "the worker died (killed, or out of memory)")
+            earlier.setdefault("error", WORKER_DIED)
         attempts.append({"attempt": len(attempts), **where, "started": time.time()})
         return len(attempts) - 1
 

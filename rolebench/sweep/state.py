@@ -29,6 +29,8 @@ from rolebench.run.folder import read_results
 from rolebench.storage.files import write_json_atomic
 from rolebench.sweep.plan import ModelRun, SweepPlan, job_id
 
+WORKER_DIED = "the worker died (killed, or out of memory)"  # an attempt that ended without a word
+
 SWEEP_FILE = "sweep.json"
 SCHEMA_VERSION = 1
 SAVE_EVERY_S = 2.0  # progress-only changes are written at most this often (state changes at once)
@@ -147,6 +149,9 @@ class SweepState:
         generated = outcome.get("generated") or {}
         for job in self.jobs_of(run):
             job.update(state=state, error=error, finished=iso(now))
+            for earlier in (job.get("attempts") or [])[:-1]:  # over, as the task ended: one that said
+                earlier.setdefault("error", WORKER_DIED)  # nothing died (what the monitor also records)
+                earlier["ended"] = earlier.get("ended") or iso(now)
             if job["task"] in generated:
                 job["generated"] = iso(generated[job["task"]])
             if state == "done":
