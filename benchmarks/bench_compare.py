@@ -33,7 +33,8 @@ import numpy as np
 
 from rolebench.report.paired import Run, _task_arrays, compare_runs, compared_protocols, load_run
 from rolebench.run.folder import read_results
-from rolebench.scoring.resampling import Resampling, interval, permutation_p
+from rolebench.scoring.permutation import permutation_p
+from rolebench.scoring.resampling import Resampling, interval
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SPLIT_TASK = "rolebench_eng_instruct_specific"

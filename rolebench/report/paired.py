@@ -26,8 +26,9 @@ from rolebench.report.compare import measure_label
 from rolebench.results.schema import RunResults, SampleRecord
 from rolebench.run.folder import RunFolder
 from rolebench.scoring.metrics import AVG, METRIC_KEYS, metrics_for
+from rolebench.scoring.permutation import Difference, paired_differences
 from rolebench.scoring.protocols import F_MEASURE_PROTOCOL
-from rolebench.scoring.resampling import Difference, Layout, Resampling, paired_differences
+from rolebench.scoring.resampling import Layout, Resampling
 
 WIN_RATE = "win_rate"
 _JUDGE = "judge"  # the column prefix of the judge's outcomes
