@@ -232,8 +232,29 @@ def test_win_rates_compared_when_one_judge_judged_both(demo, tmp_path, capsys, f
     other = shutil.copytree(demo / "question", tmp_path / "other-judge")
     rolebench.judge(other, "openai:another-model", **settings)
     out = tmp_path / "two-judges.json"
-    assert compare(capsys, runs[0], other, "--json", out)[0] == 0
-    assert "win_rate" not in json.loads(out.read_text(encoding="utf-8"))["groups"]["rolebench_demo"]
+    code, printed, _ = compare(capsys, runs[0], other, "--json", out)
+    document = json.loads(out.read_text(encoding="utf-8"))
+    assert code == 0 and "win_rate" not in document["groups"]["rolebench_demo"] and document["judge"] is None
+    assert document["judge_note"].startswith("no win rate: no judge judged both runs")
+    assert document["judge_note"] in printed
+
+    # the last judges differ, but both runs hold the verdicts of openai:fake-model: compared on it
+    rolebench.judge(other, "openai:fake-model", **settings)
+    rolebench.judge(other, "openai:another-model", **settings)  # the last one again
+    assert read_results(other).config.judge["spec"] == "openai:another-model"
+    out = tmp_path / "common-judge.json"
+    code, printed, _ = compare(capsys, runs[0], other, "--json", out)
+    document = json.loads(out.read_text(encoding="utf-8"))
+    assert code == 0 and document["judge"] == "openai:fake-model"
+    assert document["groups"]["rolebench_demo"]["win_rate"] == win  # the same verdicts as `runs[1]`'s
+    assert "last judges differ (openai:fake-model in A, openai:another-model in B)" in document["judge_note"]
+    assert document["judge_note"] in printed
+
+    unjudged = shutil.copytree(demo / "question", tmp_path / "unjudged")
+    out = tmp_path / "one-judged.json"
+    assert compare(capsys, runs[0], unjudged, "--json", out)[0] == 0
+    note = json.loads(out.read_text(encoding="utf-8"))["judge_note"]
+    assert note.startswith("no win rate: only A was judged (openai:fake-model)")
 
 
 # ---- the real RoleBench files ------------------------------------------------------------------------

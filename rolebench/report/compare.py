@@ -187,5 +187,6 @@ def comparison_table(document: Mapping[str, Any]) -> str:
             f"sign flip up to {EXACT_ITEMS} items){judge}. A group's avg: each task's items resampled "
             "jointly and the avg recomputed per resample. A verdict needs the interval and p to agree, and "
             "enough items for p to reach the level at all.",
+            *([document["judge_note"]] if document.get("judge_note") else []),
         ]
     )
