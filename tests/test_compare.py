@@ -411,3 +411,12 @@ def test_the_train_floor_on_its_seven_chinese_items(rolebench_data, tmp_path, ca
     }
     d = np.array([mine[i] - theirs[i] for i in mine])
     assert spe["p"] == pytest.approx(_by_enumeration(d))
+
+
+def test_too_few_resamples_for_the_level_get_no_verdict():
+    a, b = np.linspace(0.5, 0.9, 40)[:, None], np.full((40, 1), 0.1)
+    found = paired_differences({"t": (a, b, ("p:spe",))}, Layout(), Resampling(resamples=10))["t"]["p:spe"]
+    assert found.ci is not None and found.ci[0] > 0 and found.p == 1 / 11  # 40 items: Monte Carlo
+    assert found.verdict == "too few resamples (p >= 0.0909: use --bootstrap 20 or more)"
+    enough = paired_differences({"t": (a, b, ("p:spe",))}, Layout(), Resampling(resamples=20))["t"]["p:spe"]
+    assert enough.verdict == "A higher"

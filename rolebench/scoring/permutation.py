@@ -16,6 +16,7 @@ is 2/2^n: at 95%, 6 items); otherwise the verdict says why not (`verdict`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
@@ -132,7 +133,9 @@ def verdict(found: Difference, settings: Resampling) -> str:
     if floor > level + 1e-12:
         if found.exact or 2.0 / 2.0 ** min(found.n, 1023) > level:
             return f"too few items (n = {found.n}: p >= {floor:.3g} whatever the answers)"
-        return f"too few resamples (p >= {floor:.3g}: use --bootstrap {int(2 / level)} or more)"
+        return (
+            f"too few resamples (p >= {floor:.3g}: use --bootstrap {math.ceil(round(1 / level, 9))} or more)"
+        )
     side = "A higher" if ci[0] > 0 else "B higher" if ci[1] < 0 else None
     if side is None:
         return "unclear: interval holds 0"
