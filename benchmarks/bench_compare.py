@@ -33,7 +33,8 @@ import numpy as np
 
 from rolebench.report.paired import Run, _task_arrays, compare_runs, compared_protocols, load_run
 from rolebench.run.folder import read_results
-from rolebench.scoring.resampling import Resampling, interval, permutation_p
+from rolebench.scoring.permutation import permutation_p
+from rolebench.scoring.resampling import Resampling, interval
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SPLIT_TASK = "rolebench_eng_instruct_specific"
@@ -59,7 +60,7 @@ def make_runs(work: Path, demo: bool) -> tuple[Path, Path]:
 def loop_way(a: Run, b: Run, settings: Resampling) -> dict[str, dict[str, Any]]:
     """The obvious way: per task and metric, one resample (and one permutation) at a time."""
     protocols = compared_protocols(a, b, "bench")
-    arrays = {t: _task_arrays(a, b, t, protocols, False, "bench") for t in a.samples}
+    arrays = {t: _task_arrays(a, b, t, protocols, None, "bench") for t in a.samples}
     diffs = {t: (x - y)[:, :] for t, (x, y, _) in ((t, v) for t, v in arrays.items() if v)}
     columns = {t: v[2] for t, v in arrays.items() if v}
     found: dict[str, dict[str, Any]] = {}

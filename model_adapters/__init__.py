@@ -18,6 +18,7 @@ from model_adapters.interface import (
     ModelAdapter,
     Request,
     Usage,
+    item_seed,
 )
 from model_adapters.loading import adapter_class, load_model, preflight, request_meta_keys
 from model_adapters.registry import BACKENDS
@@ -38,6 +39,7 @@ __all__ = [
     "Usage",
     "UserError",
     "adapter_class",
+    "item_seed",
     "load_model",
     "model_identity",
     "preflight",

@@ -9,7 +9,8 @@ model), or `apply_chat_template=false`, gets plain text: the turns joined by a b
 Requests are sorted by prompt length (longest first, so a too-large batch fails at once), left
 padded and generated `batch_size` at a time; each batch's answers are yielded as soon as it
 finishes. Decoding is exactly what GenerationConfig says: greedy when `temperature == 0`, else
-sampling with `temperature`/`top_p` seeded by `seed`; the model's own generation defaults
+sampling with `temperature`/`top_p`, each row with its request's own seed (`GenerationConfig.seed_for`,
+`model_adapters.row_sampling`: an answer does not depend on its batch); the model's own generation defaults
 (repetition penalty, top-k, sampling) are overridden, and EOS is the only stop.
 
 Options (`--model-args key=value,...`): `dtype=auto|float32|float16|bfloat16`,
@@ -33,6 +34,7 @@ from model_adapters.errors import ConfigError, MissingDependency, ModelError, fi
 from model_adapters.interface import AdapterBase, Generation, GenerationConfig, Message, Request, Usage
 from model_adapters.network import offline
 from model_adapters.options import AdapterOptions
+from model_adapters.row_sampling import RowSampler
 from model_adapters.spec import ModelSpec
 
 DTYPES = ("auto", "float32", "float16", "bfloat16")
@@ -247,17 +249,16 @@ class HFAdapter(AdapterBase):
     def _hf_generation_config(self, config: GenerationConfig) -> Any:
         from transformers import GenerationConfig as HFGenerationConfig
 
-        sampling = config.temperature > 0
+        # greedy, also under sampling: a RowSampler then leaves each row only the token it drew
         return HFGenerationConfig(  # type: ignore[no-untyped-call]
             max_new_tokens=config.max_new_tokens,
-            do_sample=sampling,
-            temperature=config.temperature if sampling else 1.0,
-            top_p=config.top_p if sampling else 1.0,
+            do_sample=False,
+            temperature=1.0,
+            top_p=1.0,
             repetition_penalty=config.repetition_penalty,
             num_beams=1,
             eos_token_id=self.eos_ids,
             pad_token_id=self.pad_id,
-            **({"top_k": 0} if sampling else {}),  # sampling: temperature and top_p only
         )
 
     def generate(
@@ -271,23 +272,30 @@ class HFAdapter(AdapterBase):
             )
         encoded = [self.encode(request.messages) for request in requests]
         hf_config = self._hf_generation_config(config)
-        if config.temperature > 0:
-            self.torch.manual_seed(config.seed)
         for batch in length_batches([len(ids) for ids in encoded], config.batch_size):
-            yield from self._generate_batch(
-                [requests[i] for i in batch], [encoded[i] for i in batch], hf_config
-            )
+            rows = [requests[i] for i in batch]
+            sampler = None
+            if config.samples:  # each row draws with its request's own seed (`model_adapters.row_sampling`)
+                seeds = [config.seed_for(r) for r in rows]
+                sampler = RowSampler(self.torch, seeds, config.temperature, config.top_p)
+            yield from self._generate_batch(rows, [encoded[i] for i in batch], hf_config, sampler)
 
     def batches(self, requests: Sequence[Request], config: GenerationConfig) -> list[list[int]]:
         """The batches `generate` forms (indices into `requests`). A data-parallel pool gives each replica
         whole batches, so the padding, and so the greedy answers, are those of one process."""
         return length_batches([len(self.encode(r.messages)) for r in requests], config.batch_size)
 
+    @staticmethod
+    def _processors(sampler: RowSampler) -> Any:
+        from transformers import LogitsProcessorList
+
+        return LogitsProcessorList([sampler])
+
     def _input_device(self) -> Any:
         return self.model.get_input_embeddings().weight.device
 
     def _generate_batch(
-        self, requests: list[Request], encoded: list[list[int]], hf_config: Any
+        self, requests: list[Request], encoded: list[list[int]], hf_config: Any, sampler: RowSampler | None
     ) -> Iterator[tuple[Request, Generation]]:
         started = time.perf_counter()
         width = max(len(ids) for ids in encoded)
@@ -302,6 +310,7 @@ class HFAdapter(AdapterBase):
                     input_ids=self.torch.tensor(padded, device=device),
                     attention_mask=self.torch.tensor(mask, device=device),
                     generation_config=hf_config,
+                    **({} if sampler is None else {"logits_processor": self._processors(sampler)}),
                 )
         finally:
             if training:

@@ -7,6 +7,7 @@ once. Backends sort, batch and parallelise as they like behind that.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
@@ -70,15 +71,37 @@ class GenerationConfig:
         """The settings that change what is generated (batching and concurrency do not)."""
         return {k: v for k, v in self.as_dict().items() if k not in ("batch_size", "concurrency")}
 
+    @property
+    def samples(self) -> bool:
+        """Whether decoding draws at random (temperature above 0; 0 is greedy and ignores every seed)."""
+        return self.temperature > 0
+
+    def seed_for(self, request: Request) -> int:
+        """The seed of `request`'s draws: under sampling its own (`Request.seed`) when it has one, else
+        these settings' `seed` (greedy decoding draws nothing: its requests are sent as they always were)."""
+        return request.seed if self.samples and request.seed is not None else self.seed
+
+
+def item_seed(seed: int, item: str) -> int:
+    """The sampling seed of one item of a run: the first 31 bits of SHA-256 over the run's `seed` and the
+    item's id. Items draw independently of each other (one run is many draws, not one draw of a run-wide
+    random effect), and an item draws the same whatever else is asked with it, so a resumed run answers
+    as an uninterrupted one. 31 bits: every backend takes it (llama.cpp's uint32, torch, vLLM, APIs)."""
+    digest = hashlib.sha256(f"{seed}\x00{item}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
 
 @dataclass(frozen=True)
 class Request:
     """One conversation to complete. `meta` carries sample fields a special backend may need; such a
-    backend names them in a class attribute `request_meta_keys`, so they enter its cache keys."""
+    backend names them in a class attribute `request_meta_keys`, so they enter its cache keys. `seed`:
+    this request's own sampling seed (`item_seed`); None: the decoding settings' `seed`
+    (`GenerationConfig.seed_for`)."""
 
     id: str
     messages: list[Message]
     meta: dict[str, Any] = field(default_factory=dict)
+    seed: int | None = None
 
 
 @dataclass

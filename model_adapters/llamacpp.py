@@ -6,7 +6,8 @@ bit-identical to llama-cpp-python's `create_chat_completion` run one request at 
 size, the number of contexts and the threads are transport settings, outside the cache key.
 Prompts: the GGUF's chat template, or a llama-cpp-python `chat_format`; a template that rejects or
 drops a system turn gets the system text merged into the first user turn. Decoding: greedy when
-`temperature == 0`, else top-p, temperature and a draw seeded with `seed` for each request;
+`temperature == 0`, else top-p, temperature and a draw seeded with each request's own seed
+(`GenerationConfig.seed_for`: `Request.seed`, else `seed`);
 `repetition_penalty` over the last 64 generated tokens, as llama-cpp-python applies it;
 `completion_tokens` counts the answer's tokens (never above `max_new_tokens`).
 
@@ -171,7 +172,8 @@ class LlamaCppAdapter(AdapterBase):
                 )
                 yield request, Generation(text=None, error=error, seconds=time.perf_counter() - started)
                 continue
-            prompts.append(Prompt(index, tokens, tuple(s.encode() for s in stop if s)))
+            stops = tuple(s.encode() for s in stop if s)
+            prompts.append(Prompt(index, tokens, stops, seed=config.seed_for(request)))
         if not prompts:
             return
         prompts.sort(key=lambda p: p.tokens)  # one role's requests side by side: their prefix is reused

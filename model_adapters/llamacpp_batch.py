@@ -1,13 +1,13 @@
 """Several sequences decoded together on one GGUF model: continuous batching and prompt-prefix reuse.
 
-A `Worker` is one llama.cpp context with `n_parallel` sequence slots, each with its own sampler
-chain (the chain llama-cpp-python's `create_completion` builds: penalties over the generated tokens,
-then greedy, or top-p, temperature and a seeded draw). A finished slot takes the next request at
-once. Each step decodes the prompt chunks of newly admitted slots in one `llama_batch`, then one
-token for every generating slot in another: keeping the two apart makes every answer bit-identical
-to decoding the requests one at a time (checked in tests): in a mixed batch llama.cpp computes the
-first prompt token of a new sequence in a one-token micro-batch, with a different summation order,
-and greedy choices flip.
+A `Worker` is one llama.cpp context with `n_parallel` sequence slots, each with its own sampler chain (the
+chain llama-cpp-python's `create_completion` builds: penalties over the generated tokens, then greedy, or
+top-p, temperature and a draw seeded with the request's own seed, `Prompt.seed`). A finished slot takes the
+next request at once. Each step decodes the prompt chunks of newly admitted slots in one `llama_batch`, then
+one token for every generating slot in another: keeping the two apart makes every answer bit-identical to
+decoding the requests one at a time (checked in tests): in a mixed batch llama.cpp computes the first prompt
+token of a new sequence in a one-token micro-batch, with a different summation order, and greedy choices
+flip.
 
 Prefix reuse: requests are sorted by prompt tokens, so the questions of one role (the same RoleGPT
 system prompt, about 85% of the prompt) are neighbours; a new request starts from the longest common
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from threading import Event
 from typing import Any
 
@@ -55,6 +55,7 @@ class Prompt:
     index: int  # the caller's request number
     tokens: list[int]
     stop: tuple[bytes, ...] = ()  # UTF-8 stop strings: the answer ends before the first one
+    seed: int | None = None  # this request's sampling seed (None: `Sampling.seed`)
 
 
 @dataclass(frozen=True)
@@ -177,7 +178,7 @@ class Worker:
         C.llama_memory_seq_rm(self.memory, target.seq_id, keep, -1)
         target.cached = source.cached[:keep]
 
-    def _admit(self, slot: Slot, prompt: Prompt) -> bool:
+    def _admit(self, slot: Slot, prompt: Prompt, sampling: Sampling) -> bool:
         """Put `prompt` in the free `slot` from the best cached prefix; False: wait a step for one."""
         limit = max(0, len(prompt.tokens) - MIN_CHUNK)  # see MIN_CHUNK
         own = min(common_prefix(slot.cached, prompt.tokens), limit)
@@ -202,7 +203,11 @@ class Worker:
         slot.started = time.perf_counter()
         import llama_cpp as C
 
-        C.llama_sampler_reset(slot.sampler)  # a fresh penalty window and, when sampling, the seed again
+        if sampling.temperature > 0 and prompt.seed is not None:  # sampling: a chain seeded for this request
+            C.llama_sampler_free(slot.sampler)
+            slot.sampler = new_sampler(self.model, replace(sampling, seed=prompt.seed))
+        else:
+            C.llama_sampler_reset(slot.sampler)  # a fresh penalty window and, when sampling, the seed again
         return True
 
     def _compact(self) -> None:
@@ -321,7 +326,7 @@ class Worker:
             while not cancel.is_set():
                 for slot in self.slots:  # lowest seq ids first: keeps the busy slots contiguous
                     if slot.prompt is None and todo:
-                        if not self._admit(slot, todo[-1]):
+                        if not self._admit(slot, todo[-1], sampling):
                             break
                         todo.pop()
                 if not todo:

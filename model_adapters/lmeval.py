@@ -6,7 +6,8 @@ so every backend lm-eval supports (hf, vllm, gguf, sglang, openai-chat-completio
 RoleBench through `rolebench evaluate`. Prompts are rendered with the lm-eval model's own
 `apply_chat_template`; since lm-eval's HF backend silently drops a system turn its template
 rejects, the system text is merged into the first user turn instead (`info()["system_role"]`).
-Answers come from `generate_until` (stop: EOS only; greedy at temperature 0).
+Answers come from `generate_until` (stop: EOS only; greedy at temperature 0; under sampling one request
+per call, torch seeded with the request's own seed, `GenerationConfig.seed_for`).
 
 Options (`--model-args`, beside the spec's own lm-eval arguments): `apply_chat_template`
 (true; false or a model without a template gives plain text, turns joined by a blank line),
@@ -128,12 +129,15 @@ class LMEvalAdapter(AdapterBase):
     def _prepare(self, config: GenerationConfig) -> None:
         if not self.fixed_batch_size and hasattr(self.lm, "batch_size_per_gpu"):
             self.lm.batch_size_per_gpu = config.batch_size  # lm-eval HF models read their batch size here
-        if config.temperature > 0:
-            try:
-                import torch
-            except ImportError:
-                return
-            torch.manual_seed(config.seed)
+
+    @staticmethod
+    def _seed(seed: int) -> None:
+        """Seed torch's draws (lm-eval's local models sample with torch's global generator)."""
+        try:
+            import torch
+        except ImportError:
+            return
+        torch.manual_seed(seed)
 
     def _count(self, text: str) -> int:
         encode = getattr(self.lm, "tok_encode", None)
@@ -146,9 +150,12 @@ class LMEvalAdapter(AdapterBase):
 
         self._prepare(config)
         kwargs = self._gen_kwargs(config)
-        size = self.options.chunk_size
+        # sampling: one request per call, torch seeded with its own seed (lm-eval draws for a batch at once)
+        size = 1 if config.samples else self.options.chunk_size
         for start in range(0, len(requests), size):
             chunk = list(requests[start : start + size])
+            if config.samples:
+                self._seed(config.seed_for(chunk[0]))
             contexts = [self.render(r.messages) for r in chunk]
             instances = [
                 Instance(

@@ -203,7 +203,8 @@ class OpenAIAdapter(AdapterBase):
     async def _complete(self, request: Request, params: dict[str, Any]) -> Generation:
         """One request, retried as the policy says; raises ModelError for what no retry can fix."""
         started, attempts = time.perf_counter(), self.retry.max_retries + 1
-        body = encode_json({"model": self.model, "messages": request.messages, **params})
+        seed = params["seed"] if request.seed is None or params["temperature"] <= 0 else request.seed
+        body = encode_json({"model": self.model, "messages": request.messages, **params, "seed": seed})
         retry = _Retry("not sent")
         for attempt in range(attempts):
             outcome = await self._attempt(body, started)

@@ -10,8 +10,8 @@ identity, are those of one process.
 Greedy answers are identical to one process because a chunk is one of the batches the backend
 itself would form (`adapter.batches(requests, config)` when the backend has it, e.g. `hf:`, whose
 batch composition decides the padding; otherwise `batch_size` requests in order, for backends that
-answer each request on its own). Sampled answers are seeded per chunk: reproducible, not equal to
-one process's.
+answer each request on its own). Sampled answers are seeded per request (`Request.seed`), so they
+are those of one process too.
 
 A replica that dies (killed, out of memory, its node lost) is restarted by Ray (`MAX_RESTARTS`);
 its unfinished chunk goes back to the front of the queue at once for any replica (answers already

@@ -4,7 +4,8 @@ vLLM applies the model's chat template itself (`add_generation_prompt=True`) and
 continuously; requests are submitted `chunk_size` at a time so answers reach the store as each
 chunk finishes. A template that rejects or drops a system turn gets the system text merged into
 the first user turn (`info()["system_role"]`). Decoding: `SamplingParams(temperature, top_p,
-max_tokens, seed)`; temperature 0 is greedy; no top-k or penalties; EOS is the only stop.
+max_tokens, seed)`, under sampling one per request with the request's own seed
+(`GenerationConfig.seed_for`); temperature 0 is greedy; no top-k or penalties; EOS is the only stop.
 
 Options (`--model-args`): `tensor_parallel_size` (1), `pipeline_parallel_size` (1), `dtype` (auto),
 `gpu_memory_utilization` (0.9), `max_model_len` (the model's), `quantization`, `trust_remote_code`
@@ -139,26 +140,31 @@ class VLLMAdapter(AdapterBase):
     def from_spec(cls, spec: ModelSpec, options: Any) -> VLLMAdapter:
         return cls(spec.name, spec.revision, options)
 
-    def _sampling_params(self, config: GenerationConfig) -> Any:
+    def _sampling_params(self, config: GenerationConfig, seed: int) -> Any:
         sampling = config.temperature > 0
         return self.vllm.SamplingParams(
             n=1,
             temperature=config.temperature if sampling else 0.0,
             top_p=config.top_p if sampling else 1.0,
             max_tokens=config.max_new_tokens,
-            seed=config.seed,
+            seed=seed,
         )
 
     def generate(
         self, requests: Sequence[Request], config: GenerationConfig
     ) -> Iterator[tuple[Request, Generation]]:
-        params = self._sampling_params(config)
+        shared = self._sampling_params(config, config.seed)
         size = self.options.chunk_size
         for start in range(0, len(requests), size):
             chunk = list(requests[start : start + size])
             conversations = [
                 merge_system(r.messages) if self.system_role == "merged" else list(r.messages) for r in chunk
             ]
+            params = (
+                [self._sampling_params(config, config.seed_for(r)) for r in chunk]
+                if config.samples
+                else shared
+            )
             started = time.perf_counter()
             outputs = self.llm.chat(
                 messages=conversations, sampling_params=params, use_tqdm=False, add_generation_prompt=True

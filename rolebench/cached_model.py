@@ -156,7 +156,9 @@ class CachedModel:
         (`Generation.missing`) is stored too, so a rerun asks for nothing it cannot get."""
         done = Completed(records=self.store.get_many(calls.keys()))
         missing = [
-            Request(id=k, messages=r.messages, meta=r.meta) for k, r in calls.items() if k not in done.records
+            Request(id=k, messages=r.messages, meta=r.meta, seed=r.seed)
+            for k, r in calls.items()
+            if k not in done.records
         ]
         if not missing or stored_only:
             return done

@@ -16,7 +16,8 @@ import pytest
 import rolebench
 from rolebench.cli.main import main
 from rolebench.run.folder import read_results, read_samples, write_results, write_samples
-from rolebench.scoring.resampling import Layout, Resampling, paired_differences
+from rolebench.scoring.permutation import paired_differences
+from rolebench.scoring.resampling import Layout, Resampling
 from tests.fake_openai import fake_openai  # noqa: F401 - `fake_openai` is a fixture
 
 NAN = np.nan
@@ -108,7 +109,7 @@ def test_rolegpt_against_the_question_floor_on_the_demo(demo, tmp_path, capsys):
     for entry in [*document["tasks"].values(), group]:
         for metric, found in entry.items():
             if isinstance(found, dict) and "diff" in found:
-                assert set(found) == {"a", "b", "diff", "ci", "p", "n"}, metric
+                assert set(found) == {"a", "b", "diff", "ci", "p", "n", "exact", "verdict"}, metric
                 assert found["diff"] == pytest.approx(found["a"] - found["b"])
                 assert found["ci"][0] <= found["diff"] <= found["ci"][1]
     samples = read_samples(demo / "rolegpt", "rolebench_demo_general")
@@ -116,6 +117,7 @@ def test_rolegpt_against_the_question_floor_on_the_demo(demo, tmp_path, capsys):
     assert document["tasks"]["rolebench_demo_general"]["cus"]["n"] == answered
     assert group["avg"]["ci"][0] > 0 and group["avg"]["p"] < 0.01  # RoleGPT is above the question
     assert document["bootstrap"] == {"resamples": 1000, "confidence": 0.95, "seed": 0}
+    assert group["avg"]["verdict"] == "A higher" and not group["avg"]["exact"]  # 27 items: Monte Carlo
     row = next(line for line in printed.splitlines() if "avg recall" in line)
     assert "A higher" in row and f"{group['avg']['diff']:+.4f}" in row
 
@@ -135,6 +137,7 @@ def test_a_run_against_itself_differs_by_nothing(demo, capsys, tmp_path):
     ]
     assert found and all(f["diff"] == 0 and f["ci"] == [0, 0] and f["p"] == 1 for f in found)
     assert "no difference" in printed and "A higher" not in printed
+    assert all(f["verdict"] == "no difference" for f in found)
 
 
 def test_bootstrap_flag_and_seed(demo, capsys, tmp_path):
@@ -229,8 +232,29 @@ def test_win_rates_compared_when_one_judge_judged_both(demo, tmp_path, capsys, f
     other = shutil.copytree(demo / "question", tmp_path / "other-judge")
     rolebench.judge(other, "openai:another-model", **settings)
     out = tmp_path / "two-judges.json"
-    assert compare(capsys, runs[0], other, "--json", out)[0] == 0
-    assert "win_rate" not in json.loads(out.read_text(encoding="utf-8"))["groups"]["rolebench_demo"]
+    code, printed, _ = compare(capsys, runs[0], other, "--json", out)
+    document = json.loads(out.read_text(encoding="utf-8"))
+    assert code == 0 and "win_rate" not in document["groups"]["rolebench_demo"] and document["judge"] is None
+    assert document["judge_note"].startswith("no win rate: no judge judged both runs")
+    assert document["judge_note"] in printed
+
+    # the last judges differ, but both runs hold the verdicts of openai:fake-model: compared on it
+    rolebench.judge(other, "openai:fake-model", **settings)
+    rolebench.judge(other, "openai:another-model", **settings)  # the last one again
+    assert read_results(other).config.judge["spec"] == "openai:another-model"
+    out = tmp_path / "common-judge.json"
+    code, printed, _ = compare(capsys, runs[0], other, "--json", out)
+    document = json.loads(out.read_text(encoding="utf-8"))
+    assert code == 0 and document["judge"] == "openai:fake-model"
+    assert document["groups"]["rolebench_demo"]["win_rate"] == win  # the same verdicts as `runs[1]`'s
+    assert "last judges differ (openai:fake-model in A, openai:another-model in B)" in document["judge_note"]
+    assert document["judge_note"] in printed
+
+    unjudged = shutil.copytree(demo / "question", tmp_path / "unjudged")
+    out = tmp_path / "one-judged.json"
+    assert compare(capsys, runs[0], unjudged, "--json", out)[0] == 0
+    note = json.loads(out.read_text(encoding="utf-8"))["judge_note"]
+    assert note.startswith("no win rate: only A was judged (openai:fake-model)")
 
 
 # ---- the real RoleBench files ------------------------------------------------------------------------
@@ -253,3 +277,146 @@ def test_rolegpt_against_the_question_on_chinese(rolebench_data, tmp_path, capsy
     # under the F-measure the question's SPE (.2237) is above RoleGPT's (.2024): B is higher
     spe = group["rolebench"]["spe"]
     assert spe["diff"] < 0 and spe["n"] == 239
+
+
+# ---- thin or partial evidence (issue 32, item 2) -----------------------------------------------------
+
+
+def _by_enumeration(d: np.ndarray) -> float:
+    """The exact two-sided sign-flip p-value, the plain way: every sign pattern, one at a time."""
+    import itertools
+
+    observed = abs(d.mean())
+    flips = [abs((d * np.array(s)).mean()) for s in itertools.product((1.0, -1.0), repeat=len(d))]
+    return sum(f >= observed - 1e-12 for f in flips) / len(flips)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 8, 12])
+def test_few_items_get_the_exact_permutation_p(n):
+    rng = np.random.default_rng(n)
+    a, b = rng.random((n, 1)), rng.random((n, 1))
+    found = paired_differences({"t": (a, b, ("p:spe",))}, Layout(), Resampling(seed=0))["t"]["p:spe"]
+    assert found.exact and found.p == pytest.approx(_by_enumeration((a - b)[:, 0]))
+
+
+def test_two_items_give_one_half_and_no_verdict_however_far_apart():
+    """The issue's case: 1, 2 or 3 items all on A's side printed "A higher" beside p = 1, .484, .259."""
+    for n, p in ((1, 1.0), (2, 0.5), (3, 0.25)):
+        a, b = np.full((n, 1), 0.9) - np.arange(n)[:, None] * 0.1, np.full((n, 1), 0.1)
+        found = paired_differences({"t": (a, b, ("p:spe",))}, Layout(), Resampling(seed=0))["t"]["p:spe"]
+        assert found.ci is not None and found.ci[0] > 0  # the interval alone would say "A higher"
+        assert found.p == p and found.exact
+        assert found.verdict.startswith(f"too few items (n = {n}")
+    six = paired_differences(
+        {"t": (np.linspace(0.5, 0.9, 6)[:, None], np.full((6, 1), 0.1), ("p:spe",))}, Layout(), Resampling()
+    )["t"]["p:spe"]
+    assert six.p == 2 / 64 and six.verdict == "A higher"  # 6 items: the least that can reach .05
+
+
+def test_the_exact_p_agrees_with_scipy_and_a_group_enumerates_its_tasks_jointly():
+    stats = pytest.importorskip("scipy.stats")
+    rng = np.random.default_rng(5)
+    a, b = rng.random((10, 1)), rng.random((10, 1)) * 0.8
+    found = paired_differences({"t": (a, b, ("p:spe",))}, Layout(), Resampling())["t"]["p:spe"]
+    theirs = stats.permutation_test(
+        (a[:, 0], b[:, 0]),
+        lambda x, y: np.mean(x - y),
+        permutation_type="samples",
+        n_resamples=np.inf,
+        alternative="two-sided",
+    )
+    assert found.exact and found.p == pytest.approx(theirs.pvalue)
+    # a group of two tasks (4 + 5 items): its mean of task means, flipped over all 2^9 patterns
+    tasks = {"x": (a[:4], b[:4], ("p:cus",)), "y": (a[4:9], b[4:9], ("p:cus",))}
+    group = paired_differences(tasks, Layout({"g": ["x", "y"]}), Resampling())["g"]["p:cus"]
+    import itertools
+
+    dx, dy = (a[:4] - b[:4])[:, 0], (a[4:9] - b[4:9])[:, 0]
+    observed = abs((dx.mean() + dy.mean()) / 2)
+    flips = [
+        abs(((dx * s[:4]).mean() + (dy * s[4:]).mean()) / 2)
+        for s in map(np.array, itertools.product((1.0, -1.0), repeat=9))
+    ]
+    assert group.exact and group.p == pytest.approx(sum(f >= observed - 1e-12 for f in flips) / 512)
+
+
+def test_above_sixteen_items_p_is_a_monte_carlo_estimate():
+    rng = np.random.default_rng(1)
+    a, b = rng.random((40, 1)), rng.random((40, 1))
+    found = paired_differences({"t": (a, b, ("p:spe",))}, Layout(), Resampling(seed=0))["t"]["p:spe"]
+    assert not found.exact and found.p is not None and found.p * 1001 == pytest.approx(round(found.p * 1001))
+
+
+def test_the_interval_resamples_only_the_items_both_runs_share():
+    """The train floor answers 7 of 239 items: the interval is a paired bootstrap of those 7 (the very
+    draws of a run of the 7 alone), never of the 239, and no resample is left without them."""
+    rng = np.random.default_rng(7)
+    a, b = np.full((239, 1), NAN), rng.random((239, 1))
+    shared = np.sort(rng.choice(239, 7, replace=False))
+    a[shared, 0] = rng.random(7)
+    settings = Resampling(resamples=4000, seed=2)
+    partial = paired_differences({"t": (a, b, ("p:spe",))}, Layout(), settings)["t"]["p:spe"]
+    alone = paired_differences({"t": (a[shared], b[shared], ("p:spe",))}, Layout(), settings)["t"]["p:spe"]
+    assert partial.n == alone.n == 7 and partial.verdict == alone.verdict and partial.p == alone.p
+    assert partial.ci == pytest.approx(alone.ci, abs=1e-12) and partial.diff == pytest.approx(alone.diff)
+    stats = pytest.importorskip("scipy.stats")
+    d = (a[shared] - b[shared])[:, 0]
+    theirs = stats.bootstrap(
+        (d,), np.mean, n_resamples=20_000, method="percentile", random_state=np.random.default_rng(0)
+    ).confidence_interval
+    assert partial.ci is not None
+    width, their_width = partial.ci[1] - partial.ci[0], theirs.high - theirs.low
+    assert abs(width / their_width - 1) < 0.06  # the same bootstrap, other draws
+
+
+def test_a_column_on_some_items_resamples_exactly_those():
+    """`--judge-limit`: the win rate on 10 of 50 items; every resample holds exactly those 10."""
+    from rolebench.scoring.resampling import TaskItems, bootstrap
+
+    rng = np.random.default_rng(3)
+    values = np.full((1, 50, 2), NAN)
+    values[0, :, 0] = rng.random(50)
+    values[0, :10, 1] = rng.integers(0, 2, 10)
+    sums = bootstrap(TaskItems(values, ("p:cus", "judge:win_rate")), Resampling(resamples=500), "t")
+    assert (sums["judge:win_rate"][1] == 10).all() and (sums["p:cus"][1] == 50).all()
+
+
+def test_runs_of_two_items_get_no_verdict_on_the_demo(tmp_path, capsys):
+    runs = [
+        evaluate(tmp_path / m, f"baseline:{m}", "rolebench_demo", "--limit", "2")
+        for m in ("rolegpt", "question")
+    ]
+    out = tmp_path / "two.json"
+    code, printed, _ = compare(capsys, *runs, "--json", out)
+    assert code == 0 and "A higher" not in printed and "B higher" not in printed
+    specific = json.loads(out.read_text(encoding="utf-8"))["tasks"]["rolebench_demo_specific"]["spe"]
+    assert specific["n"] == 2 and specific["exact"] and specific["p"] in (0.5, 1.0)
+    assert specific["verdict"].startswith("too few items (n = 2")
+    assert "too few items" in printed and "exact" in printed
+
+
+def test_the_train_floor_on_its_seven_chinese_items(rolebench_data, tmp_path, capsys):
+    """The train file answers 7 of the 239 Chinese role-specific items: the comparison is on those 7."""
+    common = ("rolebench_zh_specific", "--data-dir", str(rolebench_data))
+    train = evaluate(tmp_path / "train", "baseline:train", *common)
+    question = evaluate(tmp_path / "q", "baseline:question", *common)
+    out = tmp_path / "train.json"
+    assert compare(capsys, train, question, "--json", out)[0] == 0
+    spe = json.loads(out.read_text(encoding="utf-8"))["tasks"]["rolebench_zh_specific"]["spe"]
+    assert spe["n"] == 7 and spe["exact"] and spe["diff"] > 0
+    answered = [s for s in read_samples(train, "rolebench_zh_specific") if s.output is not None]
+    mine = {s.id: s.protocol_scores["rolellm"]["spe"] for s in answered}
+    theirs = {
+        s.id: s.protocol_scores["rolellm"]["spe"] for s in read_samples(question, "rolebench_zh_specific")
+    }
+    d = np.array([mine[i] - theirs[i] for i in mine])
+    assert spe["p"] == pytest.approx(_by_enumeration(d))
+
+
+def test_too_few_resamples_for_the_level_get_no_verdict():
+    a, b = np.linspace(0.5, 0.9, 40)[:, None], np.full((40, 1), 0.1)
+    found = paired_differences({"t": (a, b, ("p:spe",))}, Layout(), Resampling(resamples=10))["t"]["p:spe"]
+    assert found.ci is not None and found.ci[0] > 0 and found.p == 1 / 11  # 40 items: Monte Carlo
+    assert found.verdict == "too few resamples (p >= 0.0909: use --bootstrap 20 or more)"
+    enough = paired_differences({"t": (a, b, ("p:spe",))}, Layout(), Resampling(resamples=20))["t"]["p:spe"]
+    assert enough.verdict == "A higher"

@@ -18,7 +18,9 @@ def add_parser(subparsers: Subparsers) -> None:
         description="Compare two run folders on the items both hold (joined by sample id, role and "
         "question): per task and group and per metric (CUS, RAW, SPE, avg), under the headline protocol and "
         "the F-measure, A's and B's means, A - B, its paired bootstrap interval and a paired permutation "
-        "p-value, and the number of items; the win rates too when one judge judged both runs. Runs of "
+        "p-value (exact over at most 16 items), the number of items, and a verdict naming the higher run "
+        "only where the interval and p agree and the items are enough (else why not); the win rates too when "
+        "one judge judged both runs. Runs of "
         "different data or protocols are refused.",
     )
     p.add_argument("run_a", type=Path, help="run folder A (written by `rolebench evaluate`)")

@@ -14,7 +14,7 @@ from model_adapters import ModelSpec
 from rolebench.data.samples import BASELINE_JOIN
 from rolebench.data.source import DataSource
 from rolebench.errors import ConfigError
-from rolebench.evaluation.plan import TaskPlan
+from rolebench.evaluation.plan import TaskPlan, decoding_record
 from rolebench.results.provenance import command_line, package_versions
 from rolebench.results.schema import RunConfig
 from rolebench.run.definition import RunDefinition
@@ -58,11 +58,11 @@ def planned_config(
             "identity": identity,
         },
         data={**data_provenance(source, plans), "baseline_join": BASELINE_JOIN},
-        tasks={p.spec.name: {**p.spec.describe(), "generation": p.config.decoding_key()} for p in plans},
+        tasks={p.spec.name: {**p.spec.describe(), "generation": decoding_record(p.config)} for p in plans},
         prompt={"template_hash": elicitation.template_hash()},
         elicitation=elicitation_config(definition, plans),
         scoring=scoring_config(protocols),
-        generation=(plans[0].config if plans else definition.decoding()).decoding_key(),
+        generation=decoding_record(plans[0].config if plans else definition.decoding()),
         limit=definition.limit,
         sampling=None
         if definition.limit is None

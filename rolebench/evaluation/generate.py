@@ -1,10 +1,11 @@
 """Step 2 of `rolebench evaluate`: answers for every request, each stored the moment it arrives.
 
-Generations go into DIR/generations.sqlite keyed by the model's identity, the decoding settings, the
-exact messages, any data the model reads and, under a few-shot elicitation, the method, its number of
-shots and the retriever (zero-shot keys are as they always were); a run started again finds them
-there, generates only what is missing, and loads no model at all when nothing is. The loop itself is
-the one every stage uses, `rolebench.cached_model.CachedModel.complete`.
+Generations go into DIR/generations.sqlite keyed by the model's identity, the decoding settings, the exact
+messages, any data the model reads, under a few-shot elicitation the method, its number of shots and the
+retriever (zero-shot keys are as they always were), and under sampling the item's own seed
+(`rolebench.evaluation.plan.decoding_record`: greedy keys are as they always were); a run started again
+finds them there, generates only what is missing, and loads no model at all when nothing is. The loop itself
+is the one every stage uses, `rolebench.cached_model.CachedModel.complete`.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from rolebench.cached_model import CachedModel
 from rolebench.data.samples import split_files_status
 from rolebench.data.source import DataSource
 from rolebench.errors import RoleBenchError, RunFailed
-from rolebench.evaluation.plan import TaskPlan
+from rolebench.evaluation.plan import TaskPlan, decoding_record
 from rolebench.prompts.elicitation import Elicitation
 
 BREAKER = 8  # consecutive failed requests that stop a run
@@ -26,13 +27,17 @@ BREAKER = 8  # consecutive failed requests that stop a run
 def generation_key(
     model: CachedModel, config: GenerationConfig, request: Request, elicitation: Elicitation
 ) -> str:
-    """The store key of one generation: the model, decoding, messages, any data the model reads, and a
-    few-shot elicitation (`Elicitation.key`; nothing for zero-shot)."""
+    """The store key of one generation: the model, decoding, messages, any data the model reads, a
+    few-shot elicitation (`Elicitation.key`; nothing for zero-shot), and under sampling the item's own
+    seed (greedy keys are as they always were)."""
     meta = {key: request.meta.get(key) for key in model.meta_keys}
+    parts: list[Any] = [decoding_record(config), request.messages, meta]
     method = elicitation.key()
-    if method is None:
-        return model.key("generation", config.decoding_key(), request.messages, meta)
-    return model.key("generation", config.decoding_key(), request.messages, meta, method)
+    if method is not None:
+        parts.append(method)
+    if config.samples:
+        parts.append({"item_seed": config.seed_for(request)})
+    return model.key("generation", *parts)
 
 
 def generate_task(

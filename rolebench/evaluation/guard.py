@@ -45,7 +45,9 @@ def _location(data: Mapping[str, Any]) -> str | None:
 
 def _settings(definition: RunDefinition, config: RunConfig) -> dict[str, Any]:
     prompt = {f"prompt {k}": v for k, v in config.prompt.items() if k not in MODEL_PROMPT_KEYS}
-    return {**definition.settings(), "data": _location(config.data), **prompt}
+    seeds = (config.generation or {}).get("item_seeds") if definition.temperature > 0 else None
+    sampling = {"sampling seeds": seeds or "one seed for every item"} if definition.temperature > 0 else {}
+    return {**definition.settings(), "data": _location(config.data), **prompt, **sampling}
 
 
 def _task_settings(config: RunConfig, task: str) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from model_adapters.interface import Message, Request
+from model_adapters.interface import Message, Request, item_seed
 from rolebench.data.retrieval import RETRIEVER, describe_retriever
 from rolebench.data.samples import Sample
 from rolebench.data.scripts import MAX_PAIR_CHARS, ScriptLibrary
@@ -144,12 +144,14 @@ def elicitation_label(block: Mapping[str, Any] | None) -> str:
 
 
 def sample_request(
-    sample: Sample, elicitation: Elicitation, library: ScriptLibrary | None
+    sample: Sample, elicitation: Elicitation, library: ScriptLibrary | None, seed: int | None = None
 ) -> tuple[Request, int]:
     """The request `rolebench evaluate` sends for `sample` under `elicitation`, and its number of
     demonstrations (retrieved from the role's script in `library` for a few-shot method). The one request
     builder: evaluate's plan and the training prompts (`rolebench.rewards.load_prompts`) both call it.
-    `meta` carries the sample fields a data-only backend answers from (`model_adapters.baseline`)."""
+    `meta` carries the sample fields a data-only backend answers from (`model_adapters.baseline`). With the
+    run's `seed`, the request has its own sampling seed, from that seed and the sample's id
+    (`model_adapters.item_seed`)."""
     demos = library.demonstrations(sample.role, sample.question, elicitation.shots) if library else []
     messages = elicitation.messages(sample.role, sample.description, sample.question, sample.language, demos)
     meta = {
@@ -160,4 +162,5 @@ def sample_request(
         "train_answer": sample.train_answer,
         "split": sample.split,
     }
-    return Request(id=sample.id, messages=messages, meta=meta), len(demos)
+    own = None if seed is None else item_seed(seed, sample.id)
+    return Request(id=sample.id, messages=messages, meta=meta, seed=own), len(demos)

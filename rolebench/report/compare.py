@@ -2,7 +2,7 @@
 paper's recall and the F-measure, the answer lengths against the references, the share cut at the token
 limit, the share that loops, and the flags (`rolebench.scoring.flags`). `comparison_table`: two runs on the
 items both hold (`rolebench compare`, computed by `rolebench.report.paired`): A, B, A - B, its interval, the
-p-value, n and which run is higher, per task and group and metric."""
+p-value, n and the verdict, per task and group and metric."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from tabulate import tabulate
 from rolebench.results.schema import GroupResult, RunResults, TaskResult
 from rolebench.scoring.flags import answer_flags, describe, sorted_flags
 from rolebench.scoring.metrics import AVG, LABELS, METRIC_KEYS
+from rolebench.scoring.permutation import EXACT_ITEMS
 from rolebench.scoring.protocols import F_MEASURE_PROTOCOL, PAPER_PROTOCOL
 
 SHOWN = ((PAPER_PROTOCOL, "recall"), (F_MEASURE_PROTOCOL, "F"))
@@ -109,24 +110,13 @@ def _signed(value: float | None) -> str:
     return "-" if value is None else f"{value:+.4f}"
 
 
-def _p_text(p: float | None, resamples: int) -> str:
+def _p_text(found: Mapping[str, Any], resamples: int) -> str:
+    p = found["p"]
     if p is None:
         return "-"
+    if found.get("exact"):
+        return f"{p:.3g} exact"
     return f"<{1 / resamples:.3g}" if p <= 1 / (resamples + 1) + 1e-15 else f"{p:.3f}"
-
-
-def verdict(found: Mapping[str, Any]) -> str:
-    """Which run is higher, read from the interval of A - B."""
-    ci = found.get("ci")
-    if not ci:
-        return "-"
-    if ci[0] == ci[1] == found.get("diff") == 0:
-        return "no difference"
-    if ci[0] > 0:
-        return "A higher"
-    if ci[1] < 0:
-        return "B higher"
-    return "unclear: interval holds 0"
 
 
 def _shown(entry: Mapping[str, Any], document: Mapping[str, Any]) -> list[str]:
@@ -158,9 +148,9 @@ def _rows(name: str, entry: Mapping[str, Any], document: Mapping[str, Any]) -> l
                 "-" if found["b"] is None else f"{found['b']:.4f}",
                 _signed(found["diff"]),
                 "-" if not ci else f"[{ci[0]:+.4f}, {ci[1]:+.4f}]",
-                _p_text(found["p"], resamples),
+                _p_text(found, resamples),
                 f"{found['n']:,}",
-                verdict(found),
+                found.get("verdict") or "-",
             ]
         )
     return rows
@@ -168,7 +158,7 @@ def _rows(name: str, entry: Mapping[str, Any], document: Mapping[str, Any]) -> l
 
 def comparison_table(document: Mapping[str, Any]) -> str:
     """The comparison on a terminal: who A and B are, then per task and group and metric A, B, A - B,
-    its interval, p, n and which run is higher (only where the interval excludes 0)."""
+    its interval, p, n and the verdict (`rolebench.scoring.resampling.verdict`)."""
     boot = document["bootstrap"]
     rows = [r for t, e in document["tasks"].items() for r in _rows(t, e, document)]
     rows += [r for g, e in document["groups"].items() for r in _rows(f"[group] {g}", e, document)]
@@ -193,7 +183,10 @@ def comparison_table(document: Mapping[str, Any]) -> str:
             table,
             "",
             "On the items both runs hold (n); A - B with a paired bootstrap interval and a paired "
-            f"permutation p-value ({boot['resamples']:,} resamples, seed {boot['seed']}){judge}. A group's "
-            "avg: each task's items resampled jointly and the avg recomputed per resample.",
+            f"permutation p-value ({boot['resamples']:,} resamples, seed {boot['seed']}; exact over every "
+            f"sign flip up to {EXACT_ITEMS} items){judge}. A group's avg: each task's items resampled "
+            "jointly and the avg recomputed per resample. A verdict needs the interval and p to agree, and "
+            "enough items for p to reach the level at all.",
+            *([document["judge_note"]] if document.get("judge_note") else []),
         ]
     )

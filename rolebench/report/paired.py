@@ -1,13 +1,15 @@
 """Is A really above B? Two runs compared on the items both hold (`rolebench compare`).
 
-Reading the two runs is this module's job; the statistics are `rolebench.scoring.resampling`'s
+Reading the two runs is this module's job; the statistics are `rolebench.scoring.permutation`'s
 (`paired_differences`). Items are joined by sample id, with the same role and question; per task and group
 (the groups both runs have, over tasks both hold) and per metric (`cus`, `raw`, `spe`, and a group's `avg`),
-under the runs' headline protocol and the F-measure (protocol `rolebench`), a metric counts the items
-where both runs have a value. When both runs were judged by the same judge (spec, prompt, protocol) against
-the RoleGPT baseline, `win_rate` is compared on the items both had judged (pooled over a group's tasks, as
-the judge pools them). Runs of different data (a task's split, version or files), of different headline
-protocols, or without an item in common are refused in one line naming the difference.
+under the runs' headline protocol and the F-measure (protocol `rolebench`), a metric counts the items where
+both runs have a value. When one judge (spec, prompt, protocol) judged both runs against the RoleGPT
+baseline, `win_rate` is compared on the items both had judged (pooled over a group's tasks, as the judge
+pools them): the runs' last judge when it is the same, else a judge both hold, and the document says so
+(`judge_note`); when none judged both, the note says why there is no win rate. Runs of different data (a
+task's split, version or files), of different headline protocols, or without an item in common are refused
+in one line naming the difference.
 """
 
 from __future__ import annotations
@@ -26,8 +28,9 @@ from rolebench.report.compare import measure_label
 from rolebench.results.schema import RunResults, SampleRecord
 from rolebench.run.folder import RunFolder
 from rolebench.scoring.metrics import AVG, METRIC_KEYS, metrics_for
+from rolebench.scoring.permutation import Difference, paired_differences
 from rolebench.scoring.protocols import F_MEASURE_PROTOCOL
-from rolebench.scoring.resampling import Difference, Layout, Resampling, paired_differences
+from rolebench.scoring.resampling import Layout, Resampling
 
 WIN_RATE = "win_rate"
 _JUDGE = "judge"  # the column prefix of the judge's outcomes
@@ -35,12 +38,13 @@ _JUDGE = "judge"  # the column prefix of the judge's outcomes
 
 @dataclass
 class Run:
-    """A run folder as a comparison reads it: results, samples per task, judge outcomes per task and id."""
+    """A run folder as a comparison reads it: results, samples per task, and each judge's (by `judge_key`)
+    outcomes per task and id, of every judge that judged it against the RoleGPT baseline."""
 
     path: Path
     results: RunResults
     samples: dict[str, list[SampleRecord]]
-    judged: dict[str, dict[str, float]]
+    judged: dict[str, dict[str, dict[str, float]]]
 
     @property
     def spec(self) -> str:
@@ -65,17 +69,28 @@ def load_run(path: Path, results: RunResults, tasks: list[str]) -> Run:
             where=str(path),
             fix=f"compute it again from the samples first: `rolebench score {path}`",
         )
-    judged: dict[str, dict[str, float]] = {}
-    if results.config.judge:  # the judge's modules only for a judged run (they take a while to import)
-        judged = _judge_outcomes(folder, results.config.judge, tasks)
+    judged = {
+        judge_key(meta): _judge_outcomes(folder, meta, tasks) for meta in baseline_judges(results).values()
+    }
     return Run(Path(path), results, {t: folder.read_samples(t) for t in tasks}, judged)
+
+
+def baseline_judges(results: RunResults) -> dict[str, dict[str, Any]]:
+    """The judges of a run against the RoleGPT baseline by name, the last one run (`config.judge`) first."""
+    config = results.config
+    found = {str(n): m for n, m in (config.judges or {}).items() if isinstance(m, dict) and m.get("spec")}
+    last = config.judge
+    if not last:
+        return found
+    first = next((n for n, m in found.items() if judge_key(m) == judge_key(last)), str(last.get("spec")))
+    return {first: last, **{n: m for n, m in found.items() if n != first}}
 
 
 def _judge_outcomes(
     folder: RunFolder, judge: dict[str, Any], tasks: list[str]
 ) -> dict[str, dict[str, float]]:
-    """Per task and sample id, the outcome (win 1, tie .5, loss 0) of the judge whose win rate the run shows
-    (`config.judge`), where it judged one."""
+    """Per task and sample id, the outcome (win 1, tie .5, loss 0) of one judge (its judge.json block, as
+    results.json's `config.judges` shows it), where it judged one."""
     from rolebench.judging.outcomes import OUTCOME_SCORE
     from rolebench.judging.sets import set_of
 
@@ -172,7 +187,7 @@ def _values(records: list[SampleRecord], rows: list[int], columns: list[tuple[st
 
 
 def _task_arrays(
-    a: Run, b: Run, task: str, protocols: list[str], judged: bool, where: str
+    a: Run, b: Run, task: str, protocols: list[str], judge: str | None, where: str
 ) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]] | None:
     pairs = _join(a.samples[task], b.samples[task], task, where)
     if not pairs:
@@ -182,18 +197,46 @@ def _task_arrays(
     values_a = _values(a.samples[task], [i for i, _ in pairs], columns)
     values_b = _values(b.samples[task], [j for _, j in pairs], columns)
     names = [_column(p, m) for p, m in columns]
-    if judged and task in a.judged and task in b.judged:
+    outcomes = (a.judged.get(judge or ""), b.judged.get(judge or ""))
+    if outcomes[0] is not None and outcomes[1] is not None and task in outcomes[0] and task in outcomes[1]:
         ids = [a.samples[task][i].id for i, _ in pairs]
-        win_a = np.array([a.judged[task].get(i, np.nan) for i in ids])
-        win_b = np.array([b.judged[task].get(i, np.nan) for i in ids])
+        win_a = np.array([outcomes[0][task].get(i, np.nan) for i in ids])
+        win_b = np.array([outcomes[1][task].get(i, np.nan) for i in ids])
         values_a, values_b = np.column_stack([values_a, win_a]), np.column_stack([values_b, win_b])
         names.append(_column(_JUDGE, WIN_RATE))
     return values_a, values_b, tuple(names)
 
 
-def same_judge(a: RunResults, b: RunResults) -> bool:
-    """Both runs judged against the RoleGPT baseline by the same judge (spec, prompt hash, protocol)."""
-    return bool(a.config.judge and b.config.judge) and judge_key(a.config.judge) == judge_key(b.config.judge)
+def common_judge(a: Run, b: Run) -> tuple[dict[str, Any] | None, str | None]:
+    """The judge whose win rates are compared (its judge.json block) and a note on the choice: the runs'
+    last judge when they share it (no note), else a judge (spec, prompt, protocol) that judged both against
+    the RoleGPT baseline, A's latest first (the note says the last ones differ), else None and why not."""
+    judges = {side: baseline_judges(run.results) for side, run in (("A", a), ("B", b))}
+    if not judges["A"] and not judges["B"]:
+        return None, None
+    last = {side: next(iter(found.values()), None) for side, found in judges.items()}
+    label = {side: str(m.get("spec")) if m else "none" for side, m in last.items()}
+    if not judges["A"] or not judges["B"]:
+        judged, other = ("A", "B") if judges["A"] else ("B", "A")
+        return None, (
+            f"no win rate: only {judged} was judged ({label[judged]}); to compare them, judge {other} "
+            f"with the same judge (`rolebench judge RUN_{other} --judge {label[judged]}`)"
+        )
+    in_b = {judge_key(m) for m in judges["B"].values()}
+    shared = [m for m in judges["A"].values() if judge_key(m) in in_b]
+    if not shared:
+        return None, (
+            f"no win rate: no judge judged both runs (A: {', '.join(judges['A'])}; B: "
+            f"{', '.join(judges['B'])}); judge one run with the other's judge (`rolebench judge RUN "
+            "--judge SPEC`)"
+        )
+    chosen = shared[0]
+    if last["A"] is not None and last["B"] is not None and judge_key(last["A"]) == judge_key(last["B"]):
+        return chosen, None
+    return chosen, (
+        f"the runs' last judges differ ({label['A']} in A, {label['B']} in B): win rates compared on the "
+        f"judge both hold, {chosen.get('spec')}"
+    )
 
 
 def _entry(found: Mapping[str, Difference], protocols: list[str]) -> dict[str, Any]:
@@ -218,10 +261,11 @@ def compare_runs(a: Run, b: Run, settings: Resampling) -> dict[str, Any]:
     """The comparison document (what `rolebench compare --json` writes)."""
     where = f"{a.path} vs {b.path}"
     protocols = compared_protocols(a, b, where)
-    judged = same_judge(a.results, b.results)
+    judge, judge_note = common_judge(a, b)
+    key = judge_key(judge) if judge else None
     tasks = {}
     for task in a.samples:
-        arrays = _task_arrays(a, b, task, protocols, judged, where)
+        arrays = _task_arrays(a, b, task, protocols, key, where)
         if arrays is not None:
             tasks[task] = arrays
     if not tasks:
@@ -245,7 +289,8 @@ def compare_runs(a: Run, b: Run, settings: Resampling) -> dict[str, Any]:
         "b": {"run": str(b.path), "model": b.spec},
         "protocol": protocols[0],
         "protocols": {p: measure_label(p) for p in protocols},
-        "judge": a.results.config.judge.get("spec") if judged and a.results.config.judge else None,
+        "judge": judge.get("spec") if judge else None,
+        "judge_note": judge_note,
         "bootstrap": asdict(settings),
         "tasks": {t: _entry(found[t], protocols) for t in tasks},
         "groups": {g: {"tasks": members, **_entry(found[g], protocols)} for g, members in groups.items()},

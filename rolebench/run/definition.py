@@ -148,7 +148,12 @@ class RunDefinition(SettingsModel):
     repetition_penalty: Float = setting(
         1.0, "above 1 discourages repeats (1.0: none)", group="generation", gt=0
     )
-    seed: Int = setting(0, "seed of sampling and of the bootstrap intervals", group="generation")
+    seed: Int = setting(
+        0,
+        "seed of sampling (each item draws with its own seed, from this one and its id) and of the "
+        "bootstrap intervals",
+        group="generation",
+    )
     bootstrap: Int = setting(1000, "bootstrap resamples for confidence intervals (0: none)", ge=0)
     include_path: tuple[str, ...] = setting((), "extra folder of task YAMLs (repeatable)", metavar="DIR")
 

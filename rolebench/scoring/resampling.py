@@ -1,22 +1,21 @@
 """Statistics over items that several runs share, every resample at once (numpy matrices, no loop over
-resamples): the paired comparison of two runs (`rolebench compare`) and the rank intervals of a board's rows
-(the leaderboard).
+resamples): the bootstrap behind the paired comparison of two runs (`rolebench compare`,
+`rolebench.scoring.permutation`) and the rank intervals of a board's rows (the leaderboard).
 
 How a split is resampled. Each task's items are drawn with replacement, n of n per resample; the same draw
 serves every run and every metric of that task (the resampling is paired across runs and joint across
 metrics), and each task of a group is drawn on its own (a stratified bootstrap: the group keeps its tasks'
-sizes). A resample is a matrix of counts (how often each item was drawn), so a task's resampled means are
-one matrix product: sums = counts @ values, n = counts @ present. From them, per resample, exactly as
-`rolebench.scoring.aggregate` computes the reported numbers: a task's metric is the mean of its items
-that have a value; a group's metric is the mean of its tasks' (a pooled column, the judge's win rate, pools
-the items of every task instead, as the judge does); a group's `avg` is the mean of its available CUS, RAW
-and SPE. So a group's avg gets an interval although no single item has an avg: per-item means do not exist
-across tasks, the resample of every task does.
-
-The paired permutation test: if A and B were the same model, swapping A's and B's answers to an item would
-change nothing. Each permutation swaps each item with probability 1/2, every column of the item together
-(it flips the sign of the item's differences), and computes the same task, group and avg differences;
-p = (1 + permutations at least as far from 0 as the observed difference) / (1 + permutations), two-sided.
+sizes). Within a task, a statistic resamples the items that have its values, as many as there are: the
+columns that have values on the same items, or that make one derived column (a group's avg), are drawn
+together from the items where any of them has a value (`draw_sets`), and an item with no value is never
+drawn (a run that shares 7 of a task's 239 items is compared on a bootstrap of those 7; a win rate judged on
+10 items, on those 10). A resample is a matrix of counts (how often each item was drawn), so a task's
+resampled means are one matrix product: sums = counts @ values, n = counts @ present. From them, per
+resample, exactly as `rolebench.scoring.aggregate` computes the reported numbers: a task's metric is the
+mean of its items that have a value; a group's metric is the mean of its tasks' (a pooled column, the
+judge's win rate, pools the items of every task instead, as the judge does); a group's `avg` is the mean of
+its available CUS, RAW and SPE. So a group's avg gets an interval although no single item has an avg: per-
+item means do not exist across tasks, the resample of every task does.
 
 Intervals are percentile intervals read as `rolebench.scoring.stats.percentile_interval` reads them. Every
 draw is seeded by the settings' seed and the task's name, so the numbers do not depend on which other tasks
@@ -35,8 +34,8 @@ import numpy.typing as npt
 from rolebench.scoring.stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, percentile_interval
 
 Array = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
 BLOCK_CELLS = 2_000_000  # resample-by-item cells drawn at once: about 16 MB, whatever the split's size
-_TOLERANCE = 1e-12  # a permuted difference this close to the observed one counts as "as far from 0"
 
 
 @dataclass(frozen=True)
@@ -80,12 +79,12 @@ def task_seed(settings: Resampling, task: str, purpose: int) -> np.random.Genera
     return np.random.default_rng([settings.seed, zlib.crc32(task.encode("utf-8")), purpose])
 
 
-def _blocks(n: int, resamples: int) -> list[int]:
+def blocks(n: int, resamples: int) -> list[int]:
     size = max(1, BLOCK_CELLS // max(n, 1))
     return [min(size, resamples - start) for start in range(0, resamples, size)]
 
 
-def _sums(items: TaskItems, weights: Array, counts: Array) -> Sums:
+def weighted_sums(items: TaskItems, weights: Array, counts: Array) -> Sums:
     """Per column, the weighted sums of each series' values and the weighted number of values present."""
     present = ~np.isnan(items.values)
     n_series = items.values.shape[0]
@@ -106,38 +105,83 @@ def _sums(items: TaskItems, weights: Array, counts: Array) -> Sums:
 def observed(items: TaskItems) -> Sums:
     """The sums behind the reported means (every item once)."""
     ones = np.ones((1, items.n))
-    return _sums(items, ones, ones)
+    return weighted_sums(items, ones, ones)
 
 
-def bootstrap(items: TaskItems, settings: Resampling, task: str) -> Sums:
-    """The sums of every bootstrap resample of the task's items (the same draws for every series)."""
+def draw_sets(
+    items: TaskItems, linked: Mapping[str, Sequence[str]]
+) -> list[tuple[tuple[str, ...], IntArray]]:
+    """The task's columns drawn together, each set with the items it draws from: columns that make one
+    derived column (`linked`, a group's avg) or that have values on the same items share a set; a set draws
+    from the items where any of its columns has a value. Every column in one set of every item when every
+    item has every value."""
+    present = np.asarray((~np.isnan(items.values)).any(axis=0))  # (n, C): some series has the value
+    width = len(items.columns)
+    if present.all():
+        return [(items.columns, np.arange(items.n, dtype=np.int64))]
+    owner = list(range(width))
+
+    def root(j: int) -> int:
+        while owner[j] != j:
+            j = owner[j]
+        return j
+
+    def link(js: Sequence[int]) -> None:
+        for j in js[1:]:
+            owner[root(j)] = root(js[0])
+
+    for parts in linked.values():
+        link([j for j, c in enumerate(items.columns) if c in parts])
+    masks: dict[bytes, list[int]] = {}
+    for j in range(width):
+        masks.setdefault(present[:, j].tobytes(), []).append(j)
+    for same in masks.values():
+        link(same)
+    sets: dict[int, list[int]] = {}
+    for j in range(width):
+        sets.setdefault(root(j), []).append(j)
+    found = []
+    for js in sets.values():
+        rows = np.flatnonzero(present[:, js].any(axis=1))
+        if rows.size:
+            found.append((tuple(items.columns[j] for j in js), rows))
+    return found
+
+
+def bootstrap(
+    items: TaskItems, settings: Resampling, task: str, linked: Mapping[str, Sequence[str]] | None = None
+) -> Sums:
+    """The sums of every bootstrap resample of the task's items: the same draws for every series; each set
+    of `draw_sets` (`linked`: the layout's derived columns) drawn from its own items, as many as it has."""
     rng = task_seed(settings, task, 0)
+    sets = [(restricted(items, columns), rows) for columns, rows in draw_sets(items, linked or {})]
     parts = []
-    for size in _blocks(items.n, settings.resamples):
-        small = np.uint16 if items.n <= 1 << 16 else np.int64  # 16-bit draws are the fastest to make
-        draws = rng.integers(0, items.n, size=(size, items.n), dtype=small).astype(np.int64)
-        draws += (np.arange(size, dtype=np.int64) * items.n)[:, None]
-        drawn = np.bincount(draws.ravel(), minlength=size * items.n).reshape(size, items.n)
-        weights = drawn.astype(np.float64)
-        parts.append(_sums(items, weights, weights))
-    return _stack(parts)
+    for size in blocks(items.n, settings.resamples):
+        block: Sums = {}
+        for held, rows in sets:
+            m = len(rows)
+            small = np.uint16 if m <= 1 << 16 else np.int64  # 16-bit draws are the fastest to make
+            draws = rng.integers(0, m, size=(size, m), dtype=small).astype(np.int64)
+            draws += (np.arange(size, dtype=np.int64) * m)[:, None]
+            drawn = np.bincount(draws.ravel(), minlength=size * m).reshape(size, m)
+            weights = drawn.astype(np.float64)
+            if m < items.n:
+                weights = np.zeros((size, items.n))
+                weights[:, rows] = drawn
+            block.update(weighted_sums(held, weights, weights))
+        nothing = np.zeros((size, items.values.shape[0]))  # a column no item has a value of
+        parts.append({c: block.get(c, (nothing, nothing)) for c in items.columns})
+    return stack(parts)
 
 
-def sign_flips(items: TaskItems, settings: Resampling, task: str) -> Sums:
-    """The sums of every permutation: each item's values (differences) multiplied by +1 or -1."""
-    rng = task_seed(settings, task, 1)
-    ones = np.ones((1, items.n))
-    parts = []
-    for size in _blocks(items.n, settings.resamples):
-        bits = rng.integers(0, 256, size=(size, (items.n + 7) // 8), dtype=np.uint8)
-        signs = np.unpackbits(bits, axis=1, count=items.n).astype(np.float64)
-        signs *= -2.0
-        signs += 1.0  # each item's sign: +1, or -1 when flipped
-        parts.append(_sums(items, signs, ones))
-    return _stack(parts)
+def restricted(items: TaskItems, columns: Sequence[str]) -> TaskItems:
+    if tuple(columns) == items.columns:
+        return items
+    keep = [j for j, c in enumerate(items.columns) if c in columns]
+    return TaskItems(items.values[:, :, keep], tuple(items.columns[j] for j in keep))
 
 
-def _stack(parts: Sequence[Sums]) -> Sums:
+def stack(parts: Sequence[Sums]) -> Sums:
     if len(parts) == 1:
         return parts[0]
     return {
@@ -210,74 +254,11 @@ def interval(resampled: Array, confidence: float) -> tuple[float, float] | None:
     return (float(low), float(high))
 
 
-def permutation_p(observed_value: float, permuted: Array) -> float | None:
-    """Two-sided p-value of a paired permutation test: (1 + at least as extreme) / (1 + permutations)."""
-    kept = permuted[~np.isnan(permuted)]
-    if kept.size == 0 or np.isnan(observed_value):
-        return None
-    extreme = int(np.count_nonzero(np.abs(kept) >= abs(observed_value) - _TOLERANCE))
-    return (1 + extreme) / (1 + kept.size)
-
-
 def competition_ranks(values: Array) -> Array:
     """Competition ranks (1, 2, 2, 4) along the last axis, highest value first: 1 + how many are higher."""
     higher = values[..., None, :] > values[..., :, None]
     ranks: Array = 1.0 + higher.sum(axis=-1).astype(np.float64)
     return ranks
-
-
-@dataclass(frozen=True)
-class Difference:
-    """A against B on the items both have a value for: their means, A - B, its bootstrap interval, the
-    permutation p-value and the number of items (None where the resamples give nothing)."""
-
-    a: float | None
-    b: float | None
-    diff: float | None
-    ci: tuple[float, float] | None
-    p: float | None
-    n: int
-
-
-def _number(value: float) -> float | None:
-    return None if np.isnan(value) else float(value)
-
-
-def paired_differences(
-    tasks: Mapping[str, tuple[Array, Array, tuple[str, ...]]], layout: Layout, settings: Resampling
-) -> dict[str, dict[str, Difference]]:
-    """Per task and group (`layout`) and column: A's and B's means on the items both have a value for, the
-    difference, its paired bootstrap interval and paired permutation p-value. `tasks` gives each task's
-    (a, b, columns): A's and B's values per item (rows, the same items in the same order) and column."""
-    seen: dict[str, Sums] = {}
-    resampled: dict[str, Sums] = {}
-    flipped: dict[str, Sums] = {}
-    for task, (a, b, columns) in tasks.items():
-        both = ~np.isnan(a) & ~np.isnan(b)
-        a, b = np.where(both, a, np.nan), np.where(both, b, np.nan)
-        seen[task] = observed(TaskItems(np.stack([a, b, a - b]), columns))
-        if settings.resamples > 0:
-            differences = TaskItems((a - b)[None], columns)
-            resampled[task] = bootstrap(differences, settings, task)
-            flipped[task] = sign_flips(differences, settings, task)
-    point = means(seen, layout)
-    spread = means(resampled, layout) if resampled else {}
-    permuted = means(flipped, layout) if flipped else {}
-    numbers = counts(seen, layout)
-    found: dict[str, dict[str, Difference]] = {}
-    for entry, columns_of in point.items():
-        found[entry] = {}
-        for column, values in columns_of.items():
-            diff = float(values[0, 2])
-            found[entry][column] = Difference(
-                a=_number(values[0, 0]),
-                b=_number(values[0, 1]),
-                diff=_number(diff),
-                ci=interval(spread[entry][column][:, 0], settings.confidence) if spread else None,
-                p=permutation_p(diff, permuted[entry][column][:, 0]) if permuted else None,
-                n=numbers[entry][column],
-            )
-    return found
 
 
 @dataclass(frozen=True)
@@ -298,7 +279,7 @@ def rank_intervals(
     jointly for all series (each resample ranks every series on the same items)."""
     point = means({t: observed(items) for t, items in tasks.items()}, layout)[group]
     spread = (
-        means({t: bootstrap(items, settings, t) for t, items in tasks.items()}, layout)[group]
+        means({t: bootstrap(items, settings, t, layout.derived) for t, items in tasks.items()}, layout)[group]
         if settings.resamples > 0
         else {}
     )
