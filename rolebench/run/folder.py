@@ -138,6 +138,13 @@ class RunFolder:
             raise ConfigError(
                 f"{self.path} is a file, not a run folder", where=str(self.path), fix="choose a folder"
             )
+        blocking = next((p for p in self.path.parents if p.exists() and not p.is_dir()), None)
+        if create and blocking is not None:
+            raise ConfigError(
+                f"{blocking} is a file, so no run folder can be made under it",
+                where=str(self.path),
+                fix="choose a folder whose parents are folders",
+            )
         created = not self.path.exists()
         if created and not create:
             raise DataError(
