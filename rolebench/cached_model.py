@@ -201,10 +201,19 @@ class CachedModel:
     A model already in memory (`given`) is an adapter with the identity its caller computed (e.g. a
     fingerprint of its weights); it is never loaded, and never closed here (its caller owns it)."""
 
-    def __init__(self, spec: str | ModelSpec, options: Mapping[str, Any], store: RecordStore) -> None:
+    def __init__(
+        self,
+        spec: str | ModelSpec,
+        options: Mapping[str, Any],
+        store: RecordStore,
+        identity: Mapping[str, Any] | None = None,
+    ) -> None:
+        """`identity`: the caller's own (e.g. the judge's, whose endpoint its keys hold apart); by
+        default `model_identity(spec, options)`, which also checks the options."""
         self.spec: str | ModelSpec = spec if isinstance(spec, ModelSpec) else ModelSpec.parse(spec)
         self.options = dict(options)
-        self.identity = model_identity(self.spec, self.options)
+        checked = model_identity(self.spec, self.options)
+        self.identity = dict(identity) if identity is not None else checked
         self.meta_keys = request_meta_keys(self.spec)
         self.store = store
         self._adapter: ModelAdapter | None = None

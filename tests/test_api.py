@@ -141,3 +141,54 @@ def test_importing_rolebench_stays_light():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
     assert Path(rolebench.__file__).name == "__init__.py"
+
+
+def test_another_server_behind_the_same_model_name_is_another_model(tmp_path, fake_openai):
+    """`openai:M@URL_B` into a folder made with URL_A: refused, naming the endpoint (never A's answers);
+    a folder an older rolebench made (its identity without the endpoint) is refused with a line saying so."""
+    import json
+
+    server_a, server_b = fake_openai(lambda body: "from A"), fake_openai(lambda body: "from B")
+    options = {"limit": 2, "progress": False, "output": tmp_path}
+    rolebench.evaluate(f"openai:fake-model@{server_a.base_url}", DEMO, **options)
+    with pytest.raises(
+        rolebench.ConfigError, match=re.escape(f"endpoint {server_a.base_url} there")
+    ) as caught:
+        rolebench.evaluate(f"openai:fake-model@{server_b.base_url}", DEMO, **options)
+    assert f"{server_b.base_url} now" in str(caught.value)
+    again = rolebench.evaluate(f"openai:fake-model@{server_b.base_url}", DEMO, overwrite=True, **options)
+    rows = rolebench.run.folder.read_samples(tmp_path, "rolebench_demo_general")
+    assert {r.output for r in rows} == {"from B"} and again.config.model["identity"]["endpoint"]
+    run_json = tmp_path / "run.json"
+    record = json.loads(run_json.read_text(encoding="utf-8"))
+    record["config"]["model"]["identity"].pop("endpoint")  # as an older rolebench recorded it
+    run_json.write_text(json.dumps(record), encoding="utf-8")
+    with pytest.raises(
+        rolebench.ConfigError, match="endpoint \\(not recorded there: a run of an older rolebench"
+    ):
+        rolebench.evaluate(f"openai:fake-model@{server_b.base_url}", DEMO, **options)
+
+
+def test_a_model_in_memory_is_known_by_its_generation_config_and_refuses_ignored_model_args(
+    tiny_model_dir, tmp_path
+):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    model = AutoModelForCausalLM.from_pretrained(tiny_model_dir)
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
+    options = {"limit": 2, "max_new_tokens": 4, "progress": False, "output": tmp_path}
+    first = rolebench.evaluate((model, tokenizer), DEMO, **options)
+    assert rolebench.evaluate((model, tokenizer), DEMO, **options).results == first.results  # resumed
+    model.generation_config.eos_token_id = [tokenizer.eos_token_id, tokenizer.eos_token_id + 2]  # a new stop
+    with pytest.raises(rolebench.ConfigError, match="holds a run of .*stop_ids"):
+        rolebench.evaluate((model, tokenizer), DEMO, **options)
+    for ignored in ({"dtype": "float16"}, {"device": "cpu"}, {"trust_remote_code": True}):
+        with pytest.raises(rolebench.ConfigError, match="cannot apply to a model given in memory"):
+            rolebench.evaluate((model, tokenizer), DEMO, model_args=ignored, **options)
+    plain = rolebench.evaluate(
+        (model, tokenizer),
+        DEMO,
+        model_args={"apply_chat_template": False},
+        **{**options, "output": tmp_path / "p"},
+    )
+    assert plain.config.model["identity"]["options"]["apply_chat_template"] is False

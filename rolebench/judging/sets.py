@@ -34,11 +34,18 @@ def endpoint(spec: str, settings: JudgeSettings) -> str | None:
     return url.rstrip("/") if url else None
 
 
+def judge_model_identity(spec: str, settings: JudgeSettings) -> dict[str, Any]:
+    """The judge's model identity, its endpoint aside (a judge holds it apart: `judge_identity`, and the
+    judgment keys of `rolebench.judging.store`), so a judge's verdicts keep the keys they always had."""
+    found = model_identity(ModelSpec.parse(spec, where="--judge"), settings.adapter_options())
+    return {k: v for k, v in found.items() if k != "endpoint"}
+
+
 def judge_identity(spec: str, settings: JudgeSettings, config: JudgeConfig) -> dict[str, Any]:
     """Everything that changes a judge's verdicts (see the module docstring)."""
     described = config.describe()
     return {
-        "model": model_identity(ModelSpec.parse(spec, where="--judge"), settings.adapter_options()),
+        "model": judge_model_identity(spec, settings),
         "endpoint": endpoint(spec, settings),
         "judge": {k: described[k] for k in ("template_hash", "labels", "parser", "generation", "retries")}
         | {"both_orders": config.both_orders},

@@ -242,13 +242,14 @@ class RunDefinition(SettingsModel):
         found["--limit-mode/--limit-seed"] = f"{self.limit_mode}/{self.limit_seed}" if self.limit else None
         return found
 
-    def identity(self, tasks: dict[str, Any]) -> str:
+    def identity(self, tasks: dict[str, Any], base_url: str | None = None) -> str:
         """One digest of everything that decides this run's results, given its resolved tasks (name ->
-        version, file digest, cap): a finished run with the same identity is the same run."""
+        version, file digest, cap) and the execution's base URL (another server answers as another
+        model): a finished run with the same identity is the same run."""
         record = self.model_dump(mode="json", exclude={"model_args", "tasks", "include_path"})
         if self.limit is None:  # no --limit: no sample to pick, whatever its mode and seed
             record.pop("limit_mode"), record.pop("limit_seed")
-        return content_key("run", record, self.model_identity(), tasks)
+        return content_key("run", record, self.model_identity(base_url), tasks)
 
     def record(self) -> dict[str, Any]:
         """What results.json records as `config.run` (and run.json as the run's definition)."""
