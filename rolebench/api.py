@@ -217,7 +217,10 @@ def judge(run: str | Path, judge: str, against: str | Path | None = None, **opti
     or, with `against` (another run folder), against that run's answers on the items both hold. Options are
     `rolebench judge`'s flags in snake_case (`judge_limit`, `concurrency`, `base_url`, `judge_args`,
     `judge_config`, `price_table`, `reparse`, `seed`, `progress`, `cache_dir`). Returns the run's results,
-    the judge's fields in them."""
+    the judge's fields in them. A pass never makes a result worse (a verdict it could not give again is
+    kept), so what the pass itself gave is in `results.config.judge["pass"]`: `verdicts`, `no_verdict`,
+    `kept` (earlier verdicts standing in) and `failed` (why; None when it gave every verdict it asked for).
+    The command line exits 1 when `failed` is set."""
     settings = JudgeSettings.read(options, "rolebench.judging")
     return judge_folder(RunFolder(run), judge, settings, None if against is None else RunFolder(against))
 

@@ -425,3 +425,26 @@ def test_two_judges_of_one_run_are_both_kept_with_their_agreement(tmp_path, fake
     assert "judges openai:fair vs openai:fair2: 100% of 8 pairs agree (kappa 1.00)" in summary_text(
         read_results(run)
     )
+
+
+def test_a_rejudge_pass_that_gives_no_verdict_says_so_and_exits_1(tmp_path, fake_openai, capsys, monkeypatch):
+    """A pass whose verdicts all fail to parse keeps the earlier verdicts (a pass never makes a result
+    worse), but it never exits 0 nor passes those numbers off as its own."""
+    run = make_run(tmp_path, {"t": [sample(i, f"{GOOD} {i}", f"plain {i}") for i in range(3)]})
+    server = fake_openai(prefers_good)
+    args = ["judge", str(run), "--judge", "openai:fake-model", "--base-url", server.base_url, "--no-progress"]
+    assert main(args) == 0
+    assert "6 completions behind these numbers" in capsys.readouterr().out
+
+    def unparsable(text: str, labels: Any) -> Any:
+        raise judge_parse.VerdictParseError("a parser that reads nothing")
+
+    monkeypatch.setitem(judge_parse.PARSERS, "rank_list", unparsable)
+    assert main([*args, "--reparse"]) == 1
+    out, err = capsys.readouterr()
+    assert "completions behind these numbers" not in out and "3 verdicts kept from earlier passes" in out
+    assert "this judge pass gave no verdict: 3 of 3 pairs got no verdict: 3 unparsable verdicts" in err
+    assert "keep 3 verdicts of earlier passes" in err
+    assert task_fields(run)["wins"] == 3  # the earlier verdicts stand
+    outcome = read_results(run).config.judge["pass"]
+    assert (outcome["verdicts"], outcome["no_verdict"], outcome["kept"]) == (0, 3, 3)

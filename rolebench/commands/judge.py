@@ -55,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         name, block = versus_entry(results, args.against)
     failed = failure_detail(args.run_dir, block)
+    outcome = (block or {}).get("pass") or {}
     fields = [
         (t.value("versus") or {}).get(name) or {} if name else t.model_dump()
         for t in results.results.values()
@@ -65,14 +66,13 @@ def run(args: argparse.Namespace) -> int:
         print(summary_text(results))
         if name is not None:
             print(f'\nagainst {name}: results[task]["versus"] in {args.run_dir / "results.json"}')
-        cost = (block or {}).get("cost_usd")
-        this_run = (block or {}).get("this_run") or {}
         print(
-            f"\njudge {args.judge}: {this_run.get('requests', 0)} new requests, "
-            f"{((block or {}).get('usage') or {}).get('requests', 0)} completions behind these numbers"
-            + (f", ${cost:.4f}" if cost is not None else "")
+            f"\njudge {args.judge}: {spent_line(block or {})}"
             + (f"\njudge {args.judge}: {failed}" if failed else "")
         )
+    if outcome.get("no_verdict") and outcome.get("failed") and not failed:  # hidden by kept verdicts
+        print(f"rolebench: {pass_failure(outcome)}", file=sys.stderr)
+        return 1
     if name is None:
         return exit_code(results)
     line = failures(results, versus=name)
@@ -80,6 +80,33 @@ def run(args: argparse.Namespace) -> int:
         print(f"rolebench: {line}", file=sys.stderr)
         return 1
     return 0
+
+
+def spent_line(block: dict[str, Any]) -> str:
+    """What this pass cost and which completions the numbers stand on (verdicts kept from earlier passes
+    are theirs, not this pass's)."""
+    cost = block.get("cost_usd")
+    this_run = block.get("this_run") or {}
+    completions = (block.get("usage") or {}).get("requests", 0)
+    kept = (block.get("pass") or {}).get("kept") or 0
+    behind = (
+        f"{completions} completions behind this pass's verdicts, {kept} verdicts kept from earlier passes"
+        if kept
+        else f"{completions} completions behind these numbers"
+    )
+    return f"{this_run.get('requests', 0)} new requests, {behind}" + (
+        f", ${cost:.4f}" if cost is not None else ""
+    )
+
+
+def pass_failure(outcome: dict[str, Any]) -> str:
+    """The line of a pass that left pairs without a verdict where earlier verdicts stand in."""
+    given = outcome.get("verdicts") or 0
+    what = "gave no verdict" if not given else f"gave {given} verdicts only"
+    return (
+        f"this judge pass {what}: {outcome.get('failed')}; the numbers shown keep {outcome.get('kept')} "
+        "verdicts of earlier passes for those pairs"
+    )
 
 
 def versus_entry(results: Any, other: Path) -> tuple[str | None, dict[str, Any] | None]:
