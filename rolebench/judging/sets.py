@@ -15,6 +15,7 @@ answers are the ones it judged.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -110,12 +111,21 @@ def pass_outcome(
     return {"verdicts": verdicts, "no_verdict": no_verdict, "kept": kept, "failed": failure_line(new)}
 
 
+def _earlier(judgments: JudgmentSet, task: str) -> list[dict[str, Any]]:
+    """A task's lines before a pass; none from a file that does not read back (it is written anew)."""
+    try:
+        return judgments.lines(task)
+    except DataError as exc:
+        print(f"rolebench: judgments replaced by this pass's: {exc.what} ({exc.where})", file=sys.stderr)
+        return []
+
+
 def write_pass(
     judgments: JudgmentSet, lines: dict[str, list[dict[str, Any]]], meta: dict[str, Any]
 ) -> dict[str, list[dict[str, Any]]]:
     """Join a pass's lines to the set's (see `joined`) and write them with the pass's meta, what the pass
     itself gave in it (`pass_outcome`); the lines."""
-    merged = {task: joined(judgments.lines(task), task_lines) for task, task_lines in lines.items()}
+    merged = {task: joined(_earlier(judgments, task), task_lines) for task, task_lines in lines.items()}
     meta["pass"] = pass_outcome(lines, merged)
     judgments.write(merged, meta)
     return merged
