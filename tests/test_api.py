@@ -192,3 +192,19 @@ def test_a_model_in_memory_is_known_by_its_generation_config_and_refuses_ignored
         **{**options, "output": tmp_path / "p"},
     )
     assert plain.config.model["identity"]["options"]["apply_chat_template"] is False
+
+
+def test_an_edited_chat_template_is_another_model_for_evaluate(tiny_model_dir, tmp_path):
+    """`hf:PATH` whose chat template was edited after a run: its stored answers are never served again; the
+    folder's run is refused naming what changed."""
+    import shutil
+
+    model = tmp_path / "model"
+    shutil.copytree(tiny_model_dir, model)
+    options = {"limit": 2, "max_new_tokens": 4, "progress": False, "output": tmp_path / "run"}
+    first = rolebench.evaluate(f"hf:{model}", DEMO, **options)
+    template = model / "chat_template.jinja"
+    assert template.is_file() and "chat_template.jinja" in first.config.model["identity"]["tokenizer"]
+    template.write_text(template.read_text(encoding="utf-8").replace("<|im_start|>", "<|im_start|> "))
+    with pytest.raises(rolebench.ConfigError, match=re.escape("tokenizer: chat_template.jinja")):
+        rolebench.evaluate(f"hf:{model}", DEMO, **options)
