@@ -17,6 +17,7 @@ answers serve only the same weights), or any object implementing the adapter pro
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -212,6 +213,15 @@ def evaluate_definition(
     return results
 
 
+def run_folder(value: object, name: str, where: str) -> RunFolder:
+    """The run folder an argument names (a str or a path); a ConfigTypeError naming the argument else."""
+    if not isinstance(value, str | os.PathLike):
+        raise ConfigTypeError(
+            f"{name} is {kind_of(value)}, not a folder path", where=where, fix="pass a run folder's path"
+        )
+    return RunFolder(Path(value))
+
+
 def judge(run: str | Path, judge: str, against: str | Path | None = None, **options: Any) -> RunResults:
     """Judge a run's saved answers with the LLM judge `judge` (a model spec): against the RoleGPT baseline,
     or, with `against` (another run folder), against that run's answers on the items both hold. Options are
@@ -222,7 +232,9 @@ def judge(run: str | Path, judge: str, against: str | Path | None = None, **opti
     `kept` (earlier verdicts standing in) and `failed` (why; None when it gave every verdict it asked for).
     The command line exits 1 when `failed` is set."""
     settings = JudgeSettings.read(options, "rolebench.judging")
-    return judge_folder(RunFolder(run), judge, settings, None if against is None else RunFolder(against))
+    folder = run_folder(run, "run", "rolebench.judge")
+    opponent = None if against is None else run_folder(against, "against", "rolebench.judge")
+    return judge_folder(folder, judge, settings, opponent)
 
 
 def judge_folder(
@@ -249,7 +261,7 @@ def score(run: str | Path, protocol: str | None = None) -> RunResults:
     and a finished task's missing or damaged samples file is rebuilt from the generation store."""
     if protocol is not None:
         get_protocol(protocol)
-    folder = RunFolder(run)
+    folder = run_folder(run, "run", "rolebench.score")
     with folder.lock():
         if protocol is not None:
             record = open_run(folder)
@@ -262,7 +274,7 @@ def read_results(run: str | Path) -> RunResults:
     """The results of a run folder (or of a results.json file)."""
     from rolebench.run.folder import read_results as read
 
-    return read(run)
+    return read(run_folder(run, "run", "rolebench.read_results").path)
 
 
 __all__ = ["evaluate", "judge", "read_results", "score"]

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from numbers import Real
 from typing import Any
@@ -149,6 +149,17 @@ def checked_info(info: object, where: str, what: str = "info()") -> dict[str, An
         ) from None
     result: dict[str, Any] = json.loads(text)
     return result
+
+
+def _answers(given: object, where: str) -> Iterator[object]:
+    """What a model's `generate` returned, as the iterator the protocol says it is (a ConfigTypeError)."""
+    if not isinstance(given, Iterable) or isinstance(given, str | bytes | Mapping):
+        raise ConfigTypeError(
+            f"the model's generate() returned {kind_of(given)}, not an iterator of answers",
+            where=where,
+            fix=PROTOCOL_FIX,
+        )
+    return iter(given)
 
 
 def answer_problem(record: object) -> str | None:
@@ -296,7 +307,7 @@ class CachedModel:
         where = str(self.spec)
         in_a_row = 0
         with tqdm(total=len(missing), desc=desc, unit="call", disable=not progress) as bar:
-            for item in self.adapter().generate(missing, config):
+            for item in _answers(self.adapter().generate(missing, config), where):
                 request, generation = checked_answer(item, pending, where)
                 record = to_record(generation)
                 if not generation.failed:

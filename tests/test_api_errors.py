@@ -274,7 +274,23 @@ BROKEN = {
     "text a lone surrogate": (answered("a\ud800b"), ConfigError, "lone surrogate at character 1"),
     "error a list": (answered(None, error=["x"]), ConfigTypeError, "its error is a list"),
     "seconds a text": (answered("x", seconds="1"), ConfigTypeError, "its seconds is a str"),
+    "a request not asked": (
+        lambda r: answered("x")(__import__("model_adapters").Request(id="other", messages=[])),
+        ConfigError,
+        "answered request other that it was not given",
+    ),
 }
+
+
+def test_a_generate_that_returns_no_iterator_is_named(tmp_path: Any) -> None:
+    import rolebench
+
+    class Returns(Broken):
+        def generate(self, requests: Any, config: Any) -> Any:
+            return None
+
+    with pytest.raises(ConfigTypeError, match=re.escape("generate() returned None, not an iterator")):
+        rolebench.evaluate(Returns(good), "rolebench_demo", output=tmp_path, limit=2, progress=False)
 
 
 @pytest.mark.parametrize("case", list(BROKEN))
@@ -375,6 +391,10 @@ def test_the_other_arguments_of_evaluate_fail_the_python_way(tmp_path: Any) -> N
             ConfigError,
             "model_args cannot apply to a model object",
         ),
+        (lambda: rolebench.judge(5, "openai:x"), ConfigTypeError, "run is an int, not a folder path"),
+        (lambda: rolebench.judge(tmp_path, "openai:x", against=[1]), ConfigTypeError, "against is a list"),
+        (lambda: rolebench.score(None), ConfigTypeError, "run is None, not a folder path"),
+        (lambda: rolebench.read_results(["x"]), ConfigTypeError, "run is a list, not a folder path"),
     ]
     for call, kind, named in cases:
         with pytest.raises(kind, match=re.escape(named)):
