@@ -181,6 +181,11 @@ def evaluate(model: Any, tasks: str | Sequence[str], **options: Any) -> RunResul
     `include_path`), how to run (`output`: the run folder, a temporary one when omitted; `batch_size`,
     `concurrency`, `base_url`, `progress`, `overwrite`) and the judge (`judge`, `judge_limit`,
     `judge_base_url`, `judge_config`, `price_table`). See `rolebench evaluate --help` for each.
+
+    A model object that breaks the adapter protocol (yields something other than one `(request,
+    Generation)` per request, a text that is not a str, a bad `info()`) raises a `ConfigTypeError` or
+    `ConfigError` naming it, and nothing wrong is stored. Requests that failed (an API error: the command
+    line's exit 1) are counted in `results.results[task].n_failed` and asked again by the next run.
     """
     spec, handle = model_handle(model, options.get("model_args"))
     if handle is not None:
