@@ -481,6 +481,7 @@ def _flip(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "status 'judged' with outcome None",
         ),
         (lambda lines: [{**lines[0], "len_model": -3}, *lines[1:]], True, "len_model"),
+        (lambda lines: [{**lines[0], "orders": "both"}, *lines[1:]], True, "orders"),
     ],
 )
 def test_a_hand_edited_judgments_file_is_named_and_never_counted(

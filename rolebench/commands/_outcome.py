@@ -19,7 +19,7 @@ def failure_detail(run_dir: Path, block: dict[str, Any] | None) -> str | None:
     if not block:
         return None
     judgments = set_of(RunFolder(run_dir), block)
-    failed = read_failure_line(judgments.folder)
+    failed = read_failure_line(judgments)
     return f"{failed}; see {judgments.folder}" if failed else None
 
 

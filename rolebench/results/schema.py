@@ -310,6 +310,7 @@ class JudgmentLine(BaseModel):
     len_baseline: NonNegativeInt | None = None
     output_sha: StrictStr | None = None
     opponent_sha: StrictStr | None = None
+    orders: dict[str, dict[str, Any]] | None = None  # per order shown: verdict, raw texts, errors
 
     @model_validator(mode="after")
     def _outcome_only_when_judged(self) -> JudgmentLine:
