@@ -323,21 +323,23 @@ def test_a_stored_answer_that_does_not_read_back_is_set_aside(tmp_path: Any, cap
 
     options = {"output": tmp_path, "limit": 2, "progress": False}
     first = rolebench.evaluate(Broken(good), "rolebench_demo", **options)
+    for overwrite in (False, True):
+        with sqlite3.connect(tmp_path / "generations.sqlite") as db:
+            key, text = db.execute("SELECT key, record FROM generations ORDER BY key LIMIT 1").fetchone()
+            db.execute(
+                "UPDATE generations SET record = ? WHERE key = ?",
+                (json.dumps({**json.loads(text), "output": 5}), key),
+            )
+        capsys.readouterr()
+        again = rolebench.evaluate(Broken(good), "rolebench_demo", overwrite=overwrite, **options)
+        err = capsys.readouterr().err
+        assert "set aside 1 stored answer(s) of broken:v1" in err and "its output is an int" in err
+        assert again.results == first.results  # asked again: the same answer
     with sqlite3.connect(tmp_path / "generations.sqlite") as db:
-        key, text = db.execute("SELECT key, record FROM generations LIMIT 1").fetchone()
-        db.execute(
-            "UPDATE generations SET record = ? WHERE key = ?",
-            (json.dumps({**json.loads(text), "output": 5}), key),
+        assert (
+            db.execute("SELECT problem FROM generations_set_aside").fetchall()
+            == [("its output is an int, not a str",)] * 2
         )
-    (tmp_path / "samples" / "rolebench_demo_general.jsonl").unlink()  # the next command reads the store
-    again = rolebench.evaluate(Broken(good), "rolebench_demo", **options)
-    err = capsys.readouterr().err
-    assert "set aside 1 stored answer(s) of broken:v1" in err and "its output is an int" in err
-    assert again.results == first.results  # asked again: the same answer
-    with sqlite3.connect(tmp_path / "generations.sqlite") as db:
-        assert db.execute("SELECT problem FROM generations_set_aside").fetchall() == [
-            ("its output is an int, not a str",)
-        ]
 
 
 def test_a_model_that_answers_fewer_requests_than_given_is_an_error(tmp_path: Any) -> None:
