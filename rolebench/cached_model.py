@@ -99,10 +99,15 @@ def generation_problem(generation: object) -> str | None:
     return None
 
 
-def checked_answer(item: object, pending: dict[str, Request], where: str) -> tuple[Request, Generation]:
+def checked_answer(
+    item: object, pending: dict[str, Request], where: str, *, owned: bool = False
+) -> tuple[Request, Generation]:
     """One item a model's `generate` yielded, as `(request, generation)` once checked against the
     requests still `pending` (it is removed from them); a ConfigTypeError (a wrong type) or ConfigError
-    (a request not asked, or asked once and answered twice; text that is not valid Unicode) naming it."""
+    (a request not asked, or asked once and answered twice; text that is not valid Unicode) naming it.
+    `owned`: a backend of this package, whose text comes from elsewhere (a server may send a lone
+    surrogate escaped in JSON): such an answer is a failed request (not stored, asked again), not an
+    error that stops the run."""
     if not isinstance(item, tuple) or len(item) != 2:
         shape = f"a {len(item)}-tuple" if isinstance(item, tuple) else kind_of(item)
         raise ConfigTypeError(f"the model's generate() yielded {shape}", where=where, fix=PROTOCOL_FIX)
@@ -120,6 +125,8 @@ def checked_answer(item: object, pending: dict[str, Request], where: str) -> tup
             fix=PROTOCOL_FIX,
         )
     problem = generation_problem(generation)
+    if problem is not None and owned and "Unicode" in problem:
+        return request, Generation(text=None, error=f"the answer is not valid: {problem}")
     if problem is not None:
         error = ConfigTypeError if "Unicode" not in problem else ConfigError
         raise error(
@@ -308,7 +315,7 @@ class CachedModel:
         in_a_row = 0
         with tqdm(total=len(missing), desc=desc, unit="call", disable=not progress) as bar:
             for item in _answers(self.adapter().generate(missing, config), where):
-                request, generation = checked_answer(item, pending, where)
+                request, generation = checked_answer(item, pending, where, owned=self._owned)
                 record = to_record(generation)
                 if not generation.failed:
                     self.store.put(request.id, record)

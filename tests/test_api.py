@@ -208,3 +208,22 @@ def test_an_edited_chat_template_is_another_model_for_evaluate(tiny_model_dir, t
     template.write_text(template.read_text(encoding="utf-8").replace("<|im_start|>", "<|im_start|> "))
     with pytest.raises(rolebench.ConfigError, match=re.escape("tokenizer: chat_template.jinja")):
         rolebench.evaluate(f"hf:{model}", DEMO, **options)
+
+
+def test_a_server_answer_that_is_not_valid_unicode_is_a_failed_request(tmp_path, fake_openai):
+    """A server may send a lone surrogate escaped in JSON: that answer is a failed request (never stored,
+    asked again by the next run, the run's exit 1), never an error that stops the run, nor a store it
+    poisons."""
+    import itertools
+
+    from tests.fake_openai import Reply
+
+    calls = itertools.count()
+    server = fake_openai(lambda body: Reply(text="a\ud800b") if next(calls) == 0 else "fine")
+    options = {"limit": 3, "progress": False, "output": tmp_path, "concurrency": 1}
+    results = rolebench.evaluate(f"openai:fake-model@{server.base_url}", DEMO, **options)
+    rows = [r for task in results.results for r in rolebench.run.folder.read_samples(tmp_path, task)]
+    assert sum(task.n_failed for task in results.results.values()) == 1 == sum(r.failed for r in rows)
+    assert all("not valid Unicode" in (r.error or "") for r in rows if r.failed)
+    again = rolebench.evaluate(f"openai:fake-model@{server.base_url}", DEMO, **options)
+    assert sum(task.n_failed for task in again.results.values()) == 0 and server.count() == len(rows) + 1
