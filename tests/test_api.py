@@ -227,3 +227,31 @@ def test_a_server_answer_that_is_not_valid_unicode_is_a_failed_request(tmp_path,
     assert all("not valid Unicode" in (r.error or "") for r in rows if r.failed)
     again = rolebench.evaluate(f"openai:fake-model@{server.base_url}", DEMO, **options)
     assert sum(task.n_failed for task in again.results.values()) == 0 and server.count() == len(rows) + 1
+
+
+def test_a_model_in_memory_has_the_same_identity_in_every_process(tiny_model_dir):
+    """Stored answers serve the same model again in a new process (e.g. after a restart of training)."""
+    import json
+    import subprocess
+    import sys
+
+    code = (
+        "import json, sys; from transformers import AutoModelForCausalLM as M, AutoTokenizer as T; "
+        "from model_adapters.hf import HFAdapter; path = sys.argv[1]; "
+        "print(json.dumps(HFAdapter.from_loaded(M.from_pretrained(path), T.from_pretrained(path))"
+        ".fingerprint_loaded()))"
+    )
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from model_adapters.hf import HFAdapter
+
+    run = subprocess.run(
+        [sys.executable, "-c", code, str(tiny_model_dir)], capture_output=True, text=True, check=True
+    )
+    first = json.loads(run.stdout.strip().splitlines()[-1])
+    model, tokenizer = (
+        AutoModelForCausalLM.from_pretrained(tiny_model_dir),
+        AutoTokenizer.from_pretrained(tiny_model_dir),
+    )
+    second = HFAdapter.from_loaded(model, tokenizer).fingerprint_loaded()
+    assert first == second and first["weights_digest"] and first["configs_sha256"]
