@@ -2,10 +2,11 @@
 the one cached generation loop.
 
 Used by every stage that asks a model for text (evaluate's generations, the judge's verdicts, the
-recipes' calls). The identity is `model_adapters.model_identity` (spec, output-changing options,
-local weights' fingerprint; never transport settings), so the three stores agree on what "the same
-model" means. A store key is that identity plus the caller's parts (decoding settings, messages,
-...). The adapter's `info()` is remembered in the store, so a fully cached run loads no model.
+recipes' calls). The identity is `model_adapters.model_identity` (spec, output-changing options, local
+weights' and tokenizer files' fingerprint, an API model's server; never transport settings), so the three
+stores agree on what "the same model" means. A store key is that identity plus the caller's parts
+(decoding settings, messages, ...). The adapter's `info()` is remembered in the store, so a fully cached
+run loads no model.
 
 `CachedModel.complete` is the loop every stage uses: look the keys up, generate what is missing (one
 request per distinct key), store each answer the moment it arrives (a failed request is never stored,

@@ -210,7 +210,8 @@ class RunDefinition(SettingsModel):
         return BootstrapSettings(resamples=self.bootstrap, seed=self.seed)
 
     def model_identity(self, base_url: str | None = None) -> dict[str, Any]:
-        """The model's cache identity (spec, output-changing options, local weights; never transport)."""
+        """The model's cache identity (spec, output-changing options, local weights and tokenizer files, the
+        server of an API model, `base_url` included; never transport settings)."""
         return model_identity(self.model, self.adapter_options(base_url))
 
     def adapter_options(self, base_url: str | None = None) -> dict[str, Any]:
@@ -267,7 +268,12 @@ class Execution(SettingsModel):
         ge=1,
     )
     concurrency: Int = setting(8, "requests in flight (API models)", group="generation", ge=1)
-    base_url: str | None = setting(None, "OpenAI-compatible server URL for openai: specs", group="generation")
+    base_url: str | None = setting(
+        None,
+        "OpenAI-compatible server URL for openai: specs (another server is another model: its answers are "
+        "its own)",
+        group="generation",
+    )
     progress: bool = setting(True, "show progress bars")
     overwrite: bool = setting(
         False,
