@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from model_adapters import ModelAdapter
-from rolebench.cached_model import checked_info
+from rolebench.adapter_protocol import checked_info
 from rolebench.errors import ConfigError, ConfigTypeError, kind_of
 from rolebench.evaluation.pipeline import ModelHandle, evaluate_run, open_run, refresh_results
 from rolebench.judging.run import judge_run, prepare_judge
