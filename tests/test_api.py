@@ -164,7 +164,7 @@ def test_another_server_behind_the_same_model_name_is_another_model(tmp_path, fa
     record["config"]["model"]["identity"].pop("endpoint")  # as an older rolebench recorded it
     run_json.write_text(json.dumps(record), encoding="utf-8")
     with pytest.raises(
-        rolebench.ConfigError, match="endpoint \\(not recorded there: a run of an older rolebench"
+        rolebench.ConfigError, match="endpoint: not recorded there \\(an older rolebench left it out"
     ):
         rolebench.evaluate(f"openai:fake-model@{server_b.base_url}", DEMO, **options)
 

@@ -125,7 +125,7 @@ def model_change(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
         if before == now:
             continue
         if name not in old:
-            parts.append(f"{name} (not recorded there: a run of an older rolebench, which left it out)")
+            parts.append(f"{name}: not recorded there (an older rolebench left it out of the identity)")
         elif isinstance(before, Mapping) and isinstance(now, Mapping):
             changed = sorted(k for k in set(before) | set(now) if before.get(k) != now.get(k))
             parts.append(f"{name}: {', '.join(map(str, changed[:3]))}{' ...' if len(changed) > 3 else ''}")
