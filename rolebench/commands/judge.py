@@ -42,7 +42,7 @@ def add_parser(subparsers: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from rolebench.api import judge
-    from rolebench.commands._outcome import exit_code, failure_detail
+    from rolebench.commands._outcome import exit_code, failure_detail, hidden_failure
     from rolebench.judging.settings import JudgeSettings
     from rolebench.report.summary import failures, summary_text
 
@@ -55,7 +55,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         name, block = versus_entry(results, args.against)
     failed = failure_detail(args.run_dir, block)
-    outcome = (block or {}).get("pass") or {}
     fields = [
         (t.value("versus") or {}).get(name) or {} if name else t.model_dump()
         for t in results.results.values()
@@ -70,8 +69,9 @@ def run(args: argparse.Namespace) -> int:
             f"\njudge {args.judge}: {spent_line(block or {})}"
             + (f"\njudge {args.judge}: {failed}" if failed else "")
         )
-    if outcome.get("no_verdict") and outcome.get("failed") and not failed:  # hidden by kept verdicts
-        print(f"rolebench: {pass_failure(outcome)}", file=sys.stderr)
+    hidden = hidden_failure(block, failed)
+    if hidden:
+        print(f"rolebench: {hidden}", file=sys.stderr)
         return 1
     if name is None:
         return exit_code(results)
@@ -96,16 +96,6 @@ def spent_line(block: dict[str, Any]) -> str:
     )
     return f"{this_run.get('requests', 0)} new requests, {behind}" + (
         f", ${cost:.4f}" if cost is not None else ""
-    )
-
-
-def pass_failure(outcome: dict[str, Any]) -> str:
-    """The line of a pass that left pairs without a verdict where earlier verdicts stand in."""
-    given = outcome.get("verdicts") or 0
-    what = "gave no verdict" if not given else f"gave {given} verdicts only"
-    return (
-        f"this judge pass {what}: {outcome.get('failed')}; the numbers shown keep {outcome.get('kept')} "
-        "verdicts of earlier passes for those pairs"
     )
 
 
