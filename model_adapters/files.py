@@ -30,6 +30,24 @@ def files_fingerprint(paths: Iterable[Path]) -> dict[str, list[int]]:
 
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".gguf", ".pt", ".pth")
+# what turns messages into tokens and tokens into text besides the weights: the tokenizer's files, chat
+# templates (a `chat_template.jinja` beside the configs, or more under `additional_chat_templates/`) and
+# a model's own code (trust_remote_code); `*config.json` (tokenizer_config, generation_config) are weights'
+TOKENIZER_FILES = frozenset(
+    {
+        "tokenizer.json",
+        "tokenizer.model",
+        "spiece.model",
+        "sentencepiece.bpe.model",
+        "vocab.json",
+        "vocab.txt",
+        "merges.txt",
+        "special_tokens_map.json",
+        "added_tokens.json",
+        "chat_template.json",
+    }
+)
+TOKENIZER_SUFFIXES = (".jinja", ".py")
 
 
 def weights_fingerprint(location: str) -> dict[str, list[int]]:
@@ -45,3 +63,21 @@ def weights_fingerprint(location: str) -> dict[str, list[int]]:
         if p.is_file() and (p.suffix in WEIGHT_SUFFIXES or p.name.endswith("config.json"))
     ]
     return files_fingerprint(wanted)
+
+
+def tokenizer_fingerprint(location: str) -> dict[str, list[int]]:
+    """The fingerprint of a local model folder's tokenizer files, chat templates and code ({} for a Hub id
+    or a single file): editing `chat_template.jinja` changes the answers as much as new weights do."""
+    path = Path(location).expanduser()
+    if not path.is_dir():
+        return {}
+    templates = path / "additional_chat_templates"
+    extra = sorted(templates.glob("*.jinja")) if templates.is_dir() else []
+    wanted = [
+        p
+        for p in path.iterdir()
+        if p.is_file() and (p.name in TOKENIZER_FILES or p.suffix in TOKENIZER_SUFFIXES)
+    ]
+    found = files_fingerprint(wanted)
+    found.update({f"{templates.name}/{k}": v for k, v in files_fingerprint(extra).items()})
+    return dict(sorted(found.items()))

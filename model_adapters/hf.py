@@ -69,6 +69,17 @@ class HFOptions(AdapterOptions):
         return dtype
 
 
+def _config_dict(config: Any) -> dict[str, Any]:
+    """A transformers config as the settings it holds (its library version and path aside: neither
+    changes an answer, and the path of the same weights may differ)."""
+    if config is None or not hasattr(config, "to_dict"):
+        return {}
+    found: dict[str, Any] = config.to_dict()
+    return {
+        k: v for k, v in found.items() if k not in ("transformers_version", "_name_or_path", "_commit_hash")
+    }
+
+
 def length_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
     """Indices by prompt length, longest first (a too-large batch fails at once), `batch_size` at a time."""
     order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
@@ -353,9 +364,11 @@ class HFAdapter(AdapterBase):
 
     def fingerprint_loaded(self) -> dict[str, Any]:
         """The identity of a model given in memory: a digest of every weight and buffer (so the answers of
-        other weights, e.g. a later training step, are never served from the store) and of the tokenizer's
-        vocabulary and chat template."""
+        other weights, e.g. a later training step, are never served from the store), of the tokenizer's
+        vocabulary, special tokens and chat template, and of the model's config and generation_config
+        (e.g. its `eos_token_id`: where answers stop), with the stop and padding ids they give."""
         import hashlib
+        import json
 
         digest = hashlib.blake2b(digest_size=16)
         for key, tensor in sorted(self.model.state_dict().items()):
@@ -365,11 +378,19 @@ class HFAdapter(AdapterBase):
             digest.update(flat.view(self.torch.uint8).numpy().tobytes())
         vocab = sorted(self.tokenizer.get_vocab().items())
         tokenizer = text_sha256(repr(vocab) + str(self.tokenizer.chat_template or ""))
+        special = getattr(self.tokenizer, "special_tokens_map", {}) or {}
+        configs = {
+            name: _config_dict(getattr(self.model, name, None)) for name in ("config", "generation_config")
+        }
         return {
             "spec": self.spec,
             "options": self.options.identity(),
             "weights_digest": digest.hexdigest(),
             "tokenizer_sha256": tokenizer,
+            "special_tokens_sha256": text_sha256(json.dumps(special, sort_keys=True, default=str)),
+            "configs_sha256": text_sha256(json.dumps(configs, sort_keys=True, default=str)),
+            "stop_ids": list(self.eos_ids),
+            "pad_id": self.pad_id,
         }
 
     def close(self) -> None:

@@ -1,10 +1,11 @@
 """The cache identity of a model: one rule for every store (generations, judgments, recipe calls).
 
-Everything that can change an output is in it: the canonical spec (weights id and revision, adapter,
-base URL excepted), every option that is not a transport setting (dtype, quantization, merge, ...)
-and the backend's fingerprint of local weight files. Transport settings (timeouts, retries,
-threads, chunk sizes, the URL of the same model) are not: changing them never misses the cache.
-Decoding settings and the exact messages are added per request by the store's user.
+Everything that can change an output is in it: the canonical spec (weights id and revision, adapter;
+an API model's base URL is normalised and named as its `endpoint` by the backend's fingerprint), every
+option that is not a transport setting (dtype, quantization, merge, ...) and the backend's fingerprint:
+local weight, config, tokenizer and chat-template files, or the server an API model answers at.
+Transport settings (timeouts, retries, threads, chunk sizes) are not: changing them never misses the
+cache. Decoding settings and the exact messages are added per request by the store's user.
 """
 
 from __future__ import annotations

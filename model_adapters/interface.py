@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self, runtime_checkable
 
 from model_adapters.errors import ConfigError
-from model_adapters.files import weights_fingerprint
+from model_adapters.files import tokenizer_fingerprint, weights_fingerprint
 from model_adapters.options import AdapterOptions, NoOptions
 
 if TYPE_CHECKING:
@@ -181,11 +181,11 @@ class AdapterBase(ABC):
 
     @classmethod
     def fingerprint(cls, spec: ModelSpec, options: Any) -> dict[str, Any]:
-        """What identifies the weights beyond the spec, computed without loading: by default the sizes and
-        modification times of a local model folder's (or file's) weights and configs; {} for a Hub id."""
-
-        weights = weights_fingerprint(spec.name)
-        return {"weights": weights} if weights else {}
+        """What identifies the model beyond the spec, computed without loading: by default the sizes and
+        modification times of a local model folder's (or file's) weights and configs, and of its tokenizer
+        files and chat templates; {} for a Hub id (its revision is in the spec)."""
+        found = {"weights": weights_fingerprint(spec.name), "tokenizer": tokenizer_fingerprint(spec.name)}
+        return {k: v for k, v in found.items() if v}
 
     @abstractmethod
     def info(self) -> dict[str, Any]:

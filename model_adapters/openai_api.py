@@ -2,7 +2,8 @@
 
 OpenAI itself, vLLM, llama.cpp (`python -m llama_cpp.server`), TGI, Ollama, LM Studio...: one POST
 to `BASE_URL/chat/completions` each. Options (`load_model(spec, **options)`; None = default), all
-transport settings (none changes an answer, so none enters a cache key):
+transport settings (none changes an answer, so none enters a cache key) but the base URL, which names
+the server (the same model name elsewhere is another model: its URL is in the identity):
 
 - `base_url`: the endpoint (default https://api.openai.com/v1), or in the spec after `@`. A trailing
   `/chat/completions` is dropped and a bare `http://host:port` gets `/v1`; user info or a query
@@ -78,7 +79,8 @@ log = logging.getLogger(__name__)
 
 
 class OpenAIOptions(AdapterOptions):
-    """Options of `openai:` specs; all of them are transport settings (none changes an answer)."""
+    """Options of `openai:` specs: transport settings (none changes an answer) but `base_url`, which
+    names the server, and so enters the model's identity through `OpenAIAdapter.fingerprint`."""
 
     transport: ClassVar[frozenset[str]] = frozenset(
         {"base_url", "api_key_env", "timeout", "max_retries", "backoff", "max_backoff"}
@@ -156,6 +158,15 @@ class OpenAIAdapter(AdapterBase):
             retry=retry,
             spec=str(spec),
         )
+
+    @classmethod
+    def fingerprint(cls, spec: ModelSpec, options: Any) -> dict[str, Any]:
+        """The server that answers, when it is not OpenAI's own: the same model name behind another URL is
+        another model (another server, weights, template or quantization), so its answers are its own. The
+        URL is normalised (a trailing `/` or `/chat/completions` is the same server); OpenAI's default
+        URL, given or not, adds nothing (the identity such a model always had)."""
+        url = choose_base_url(spec.base_url, options.base_url)
+        return {} if url == DEFAULT_BASE_URL else {"endpoint": public_url(url)}
 
     @classmethod
     def preflight(cls, spec: ModelSpec, options: Any) -> None:

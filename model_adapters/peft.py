@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from model_adapters.errors import ConfigError, MissingDependency
-from model_adapters.files import weights_fingerprint
+from model_adapters.files import tokenizer_fingerprint, weights_fingerprint
 from model_adapters.hf import HFAdapter, HFOptions
 from model_adapters.options import AdapterOptions
 from model_adapters.spec import ModelSpec
@@ -80,7 +80,9 @@ class PeftAdapter(HFAdapter):
     def fingerprint(cls, spec: ModelSpec, options: Any) -> dict[str, Any]:
         found = {
             "weights": weights_fingerprint(spec.name),
+            "tokenizer": tokenizer_fingerprint(spec.name),
             "adapter": weights_fingerprint(spec.adapter or ""),
+            "adapter_tokenizer": tokenizer_fingerprint(spec.adapter or ""),
         }
         return {k: v for k, v in found.items() if v}
 

@@ -17,13 +17,15 @@ answers serve only the same weights), or any object implementing the adapter pro
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from model_adapters import ModelAdapter
-from rolebench.errors import ConfigError
+from rolebench.adapter_protocol import checked_info
+from rolebench.errors import ConfigError, ConfigTypeError, kind_of
 from rolebench.evaluation.pipeline import ModelHandle, evaluate_run, open_run, refresh_results
 from rolebench.judging.run import judge_run, prepare_judge
 from rolebench.judging.settings import JudgeSettings
@@ -88,27 +90,85 @@ def split_options(
     return definition, execution, EvaluateJudge.read(parts[2], where, flag_style=flag_style)
 
 
-def model_handle(model: Any, options: Mapping[str, Any]) -> tuple[str, ModelHandle | None]:
-    """The spec a model argument records, and the model in memory when it is one (None: a spec)."""
+IN_MEMORY_OPTIONS = frozenset({"apply_chat_template"})  # the hf: options a model in memory honours
+PAIR_FIX = "pass a transformers model and its tokenizer as (model, tokenizer), or a spec string"
+
+
+def _transformers_pair(model: Any, tokenizer: Any) -> None:
+    """A ConfigTypeError unless `(model, tokenizer)` look like a transformers model and its tokenizer."""
+    for what, value, needs in (
+        ("model", model, ("config", "generate", "state_dict")),
+        ("tokenizer", tokenizer, ("decode", "get_vocab", "apply_chat_template")),
+    ):
+        lacking = [name for name in needs if not hasattr(value, name)]
+        if lacking:
+            raise ConfigTypeError(
+                f"the {what} of the (model, tokenizer) pair is {kind_of(value)}, which has no {lacking[0]}",
+                where="rolebench.evaluate(model=...)",
+                fix=PAIR_FIX,
+            )
+
+
+def in_memory_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The `model_args` of a (model, tokenizer) pair: what it honours; dtype, device and the other loading
+    options cannot change a model that is loaded already, so they are refused, never recorded unused."""
+    if not isinstance(options, Mapping):
+        raise ConfigTypeError(
+            f"model_args is {kind_of(options)}", where="rolebench.evaluate", fix="pass a dict of options"
+        )
+    ignored = sorted(set(options) - IN_MEMORY_OPTIONS)
+    if ignored:
+        raise ConfigError(
+            f"model_args {', '.join(map(str, ignored))} cannot apply to a model given in memory (it is "
+            "loaded already)",
+            where="rolebench.evaluate",
+            fix="load, move or cast the model yourself before passing it (only apply_chat_template applies)",
+        )
+    return dict(options)
+
+
+def model_handle(model: Any, options: Any) -> tuple[str, ModelHandle | None]:
+    """The spec a model argument records, and the model in memory when it is one (None: a spec). A model
+    in memory is checked here: a bad pair, an adapter whose `spec` or `info()` is not what the protocol
+    says, or `model_args` it would ignore are a ConfigTypeError / ConfigError naming them."""
     if isinstance(model, str):
         return model, None
     if isinstance(model, tuple) and len(model) == 2:
         from model_adapters.hf import HFAdapter, HFOptions
 
+        _transformers_pair(*model)
+        honoured = in_memory_options(options or {})
         adapter = HFAdapter.from_loaded(
-            model[0], model[1], HFOptions.parse(dict(options), "hf:", where="model_args")
+            model[0], model[1], HFOptions.parse(honoured, "hf:", where="model_args")
         )
         return adapter.spec, ModelHandle(adapter.spec, identity=adapter.fingerprint_loaded(), adapter=adapter)
     if isinstance(model, ModelAdapter):
+        if options:
+            raise ConfigError(
+                f"model_args cannot apply to a model object ({type(model).__name__}): it is built already",
+                where="rolebench.evaluate",
+                fix="configure the object itself, and drop model_args",
+            )
+        if not isinstance(model.spec, str) or not model.spec.strip():
+            raise ConfigTypeError(
+                f"the model's spec is {kind_of(model.spec)}, not a name",
+                where="rolebench.evaluate(model=...)",
+                fix="give the adapter object a `spec` attribute: a short text naming the model",
+            )
+        info = checked_info(model.info(), model.spec)
         described = getattr(model, "identity", None)
-        identity = described() if callable(described) else None
         found = (
-            dict(identity) if isinstance(identity, Mapping) else {"spec": model.spec, "info": model.info()}
+            checked_info(described(), model.spec, "identity()")
+            if callable(described)
+            else {"spec": model.spec, "info": info}
         )
         return model.spec, ModelHandle(model.spec, identity=found, adapter=model)
-    raise TypeError(
+    shape = f" of {len(model)}" if isinstance(model, tuple) else ""
+    raise ConfigTypeError(
         "model must be a spec string, a (model, tokenizer) pair of transformers objects, or an object with "
-        f"the adapter protocol (spec, info(), generate(), close()), not {type(model).__name__}"
+        f"the adapter protocol (spec, info(), generate(), close()), not {kind_of(model)}{shape}",
+        where="rolebench.evaluate(model=...)",
+        fix=PAIR_FIX,
     )
 
 
@@ -121,8 +181,13 @@ def evaluate(model: Any, tasks: str | Sequence[str], **options: Any) -> RunResul
     `include_path`), how to run (`output`: the run folder, a temporary one when omitted; `batch_size`,
     `concurrency`, `base_url`, `progress`, `overwrite`) and the judge (`judge`, `judge_limit`,
     `judge_base_url`, `judge_config`, `price_table`). See `rolebench evaluate --help` for each.
+
+    A model object that breaks the adapter protocol (yields something other than one `(request,
+    Generation)` per request, a text that is not a str, a bad `info()`) raises a `ConfigTypeError` or
+    `ConfigError` naming it, and nothing wrong is stored. Requests that failed (an API error: the command
+    line's exit 1) are counted in `results.results[task].n_failed` and asked again by the next run.
     """
-    spec, handle = model_handle(model, options.get("model_args") or {})
+    spec, handle = model_handle(model, options.get("model_args"))
     if handle is not None:
         options = {k: v for k, v in options.items() if k != "model_args"}
     definition, execution, judging = split_options(
@@ -153,14 +218,28 @@ def evaluate_definition(
     return results
 
 
+def run_folder(value: object, name: str, where: str) -> RunFolder:
+    """The run folder an argument names (a str or a path); a ConfigTypeError naming the argument else."""
+    if not isinstance(value, str | os.PathLike):
+        raise ConfigTypeError(
+            f"{name} is {kind_of(value)}, not a folder path", where=where, fix="pass a run folder's path"
+        )
+    return RunFolder(Path(value))
+
+
 def judge(run: str | Path, judge: str, against: str | Path | None = None, **options: Any) -> RunResults:
     """Judge a run's saved answers with the LLM judge `judge` (a model spec): against the RoleGPT baseline,
     or, with `against` (another run folder), against that run's answers on the items both hold. Options are
     `rolebench judge`'s flags in snake_case (`judge_limit`, `concurrency`, `base_url`, `judge_args`,
     `judge_config`, `price_table`, `reparse`, `seed`, `progress`, `cache_dir`). Returns the run's results,
-    the judge's fields in them."""
+    the judge's fields in them. A pass never makes a result worse (a verdict it could not give again is
+    kept), so what the pass itself gave is in `results.config.judge["pass"]`: `verdicts`, `no_verdict`,
+    `kept` (earlier verdicts standing in) and `failed` (why; None when it gave every verdict it asked for).
+    The command line exits 1 when `failed` is set."""
     settings = JudgeSettings.read(options, "rolebench.judging")
-    return judge_folder(RunFolder(run), judge, settings, None if against is None else RunFolder(against))
+    folder = run_folder(run, "run", "rolebench.judge")
+    opponent = None if against is None else run_folder(against, "against", "rolebench.judge")
+    return judge_folder(folder, judge, settings, opponent)
 
 
 def judge_folder(
@@ -187,7 +266,7 @@ def score(run: str | Path, protocol: str | None = None) -> RunResults:
     and a finished task's missing or damaged samples file is rebuilt from the generation store."""
     if protocol is not None:
         get_protocol(protocol)
-    folder = RunFolder(run)
+    folder = run_folder(run, "run", "rolebench.score")
     with folder.lock():
         if protocol is not None:
             record = open_run(folder)
@@ -200,7 +279,7 @@ def read_results(run: str | Path) -> RunResults:
     """The results of a run folder (or of a results.json file)."""
     from rolebench.run.folder import read_results as read
 
-    return read(run)
+    return read(run_folder(run, "run", "rolebench.read_results").path)
 
 
 __all__ = ["evaluate", "judge", "read_results", "score"]

@@ -2,19 +2,27 @@
 the one cached generation loop.
 
 Used by every stage that asks a model for text (evaluate's generations, the judge's verdicts, the
-recipes' calls). The identity is `model_adapters.model_identity` (spec, output-changing options,
-local weights' fingerprint; never transport settings), so the three stores agree on what "the same
-model" means. A store key is that identity plus the caller's parts (decoding settings, messages,
-...). The adapter's `info()` is remembered in the store, so a fully cached run loads no model.
+recipes' calls). The identity is `model_adapters.model_identity` (spec, output-changing options, local
+weights' and tokenizer files' fingerprint, an API model's server; never transport settings), so the three
+stores agree on what "the same model" means. A store key is that identity plus the caller's parts
+(decoding settings, messages, ...). The adapter's `info()` is remembered in the store, so a fully cached
+run loads no model.
 
 `CachedModel.complete` is the loop every stage uses: look the keys up, generate what is missing (one
 request per distinct key), store each answer the moment it arrives (a failed request is never stored,
 so the next run asks again), show progress, and stop after a run of failures (the model or server is
 down; everything so far is kept).
+
+Every answer is checked before it is stored (`checked_answer`: one `(request, Generation)` pair per
+request asked, its text a str that is valid Unicode, or None): a model that breaks the adapter protocol
+is a `ConfigTypeError` / `ConfigError` naming what it gave, and nothing it gave wrongly is stored. A
+stored answer that does not read back as one (e.g. written by an older rolebench) is named on stderr,
+set aside in the store, and asked again, so a store never makes a run folder unusable.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,7 +39,8 @@ from model_adapters import (
     model_identity,
     request_meta_keys,
 )
-from rolebench.errors import ModelError, RoleBenchError
+from rolebench.adapter_protocol import PROTOCOL_FIX, answer_problem, answers_of, checked_answer, checked_info
+from rolebench.errors import ConfigError, ModelError, RoleBenchError
 from rolebench.storage.records import RecordStore, content_key
 
 NOTHING_RETURNED = "the backend returned nothing for this request"
@@ -78,10 +87,19 @@ class CachedModel:
     A model already in memory (`given`) is an adapter with the identity its caller computed (e.g. a
     fingerprint of its weights); it is never loaded, and never closed here (its caller owns it)."""
 
-    def __init__(self, spec: str | ModelSpec, options: Mapping[str, Any], store: RecordStore) -> None:
+    def __init__(
+        self,
+        spec: str | ModelSpec,
+        options: Mapping[str, Any],
+        store: RecordStore,
+        identity: Mapping[str, Any] | None = None,
+    ) -> None:
+        """`identity`: the caller's own (e.g. the judge's, whose endpoint its keys hold apart); by
+        default `model_identity(spec, options)`, which also checks the options."""
         self.spec: str | ModelSpec = spec if isinstance(spec, ModelSpec) else ModelSpec.parse(spec)
         self.options = dict(options)
-        self.identity = model_identity(self.spec, self.options)
+        checked = model_identity(self.spec, self.options)
+        self.identity = dict(identity) if identity is not None else checked
         self.meta_keys = request_meta_keys(self.spec)
         self.store = store
         self._adapter: ModelAdapter | None = None
@@ -124,18 +142,18 @@ class CachedModel:
     def adapter(self) -> ModelAdapter:
         if self._adapter is None:
             self._adapter = load_model(self.spec, **self.options)
-            self.store.put(self._info_key, dict(self._adapter.info()))
+            self.store.put(self._info_key, checked_info(self._adapter.info(), str(self.spec)))
         return self._adapter
 
     def info(self) -> dict[str, Any]:
         """The adapter's info: fresh (and remembered again) when it ran, e.g. with an API's fingerprint;
         else the info remembered when it was last loaded; else it is loaded now."""
         if self._adapter is not None:
-            fresh = dict(self._adapter.info())
+            fresh = checked_info(self._adapter.info(), str(self.spec))
             self.store.put(self._info_key, fresh)
             return fresh
         stored = self.store.get(self._info_key)
-        return stored if stored is not None else dict(self.adapter().info())
+        return stored if stored is not None else checked_info(self.adapter().info(), str(self.spec))
 
     def complete(
         self,
@@ -154,7 +172,7 @@ class CachedModel:
 
         An answer is stored unless the request failed: an item a data-only backend has no answer for
         (`Generation.missing`) is stored too, so a rerun asks for nothing it cannot get."""
-        done = Completed(records=self.store.get_many(calls.keys()))
+        done = Completed(records=self._readable(self.store.get_many(calls.keys()), to_record))
         missing = [
             Request(id=k, messages=r.messages, meta=r.meta, seed=r.seed)
             for k, r in calls.items()
@@ -162,9 +180,12 @@ class CachedModel:
         ]
         if not missing or stored_only:
             return done
+        pending = {request.id: request for request in missing}
+        where = str(self.spec)
         in_a_row = 0
         with tqdm(total=len(missing), desc=desc, unit="call", disable=not progress) as bar:
-            for request, generation in self.adapter().generate(missing, config):
+            for item in answers_of(self.adapter().generate(missing, config), where):
+                request, generation = checked_answer(item, pending, where, owned=self._owned)
                 record = to_record(generation)
                 if not generation.failed:
                     self.store.put(request.id, record)
@@ -178,15 +199,39 @@ class CachedModel:
                 if breaker is not None and in_a_row >= breaker:
                     raise ModelError(
                         f"{breaker} requests in a row failed (last: {generation.error})",
-                        where=str(self.spec),
+                        where=where,
                         fix="the run stopped and every answer so far is stored; fix the model or server, "
                         "then run the same command again to resume",
                     )
-        for request in missing:  # a backend that skipped a request never leaves a caller waiting for it
-            if request.id not in done.records:
-                done.records[request.id] = to_record(Generation(text=None, error=NOTHING_RETURNED))
-                done.failed += 1
+        if pending and not self._owned:  # a model given in memory broke the protocol: its caller hears it
+            raise ConfigError(
+                f"the model's generate() answered {len(missing) - len(pending)} of the {len(missing)} "
+                f"requests it was given (the answers given are stored)",
+                where=where,
+                fix=PROTOCOL_FIX,
+            )
+        for request_id in pending:  # a backend that skipped a request never leaves a caller waiting for it
+            done.records[request_id] = to_record(Generation(text=None, error=NOTHING_RETURNED))
+            done.failed += 1
         return done
+
+    def _readable(
+        self, records: dict[str, dict[str, Any]], to_record: Callable[[Generation], dict[str, Any]]
+    ) -> dict[str, dict[str, Any]]:
+        """The stored answers that read back as answers; any other is named on stderr and set aside in
+        the store (asked again). Only answer records (`answer_record`) are checked."""
+        if to_record is not answer_record:
+            return records
+        bad = {key: problem for key, record in records.items() if (problem := answer_problem(record))}
+        if bad:
+            self.store.set_aside(bad)
+            first = next(iter(bad.values()))
+            print(
+                f"rolebench: set aside {len(bad)} stored answer(s) of {self.spec} that are not valid "
+                f"answers (first: {first}) in {self.store.path}: they are asked again",
+                file=sys.stderr,
+            )
+        return {key: record for key, record in records.items() if key not in bad}
 
     def close(self) -> None:
         if self._adapter is not None and self._owned:

@@ -141,3 +141,117 @@ def test_importing_rolebench_stays_light():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
     assert Path(rolebench.__file__).name == "__init__.py"
+
+
+def test_another_server_behind_the_same_model_name_is_another_model(tmp_path, fake_openai):
+    """`openai:M@URL_B` into a folder made with URL_A: refused, naming the endpoint (never A's answers);
+    a folder an older rolebench made (its identity without the endpoint) is refused with a line saying so."""
+    import json
+
+    server_a, server_b = fake_openai(lambda body: "from A"), fake_openai(lambda body: "from B")
+    options = {"limit": 2, "progress": False, "output": tmp_path}
+    rolebench.evaluate(f"openai:fake-model@{server_a.base_url}", DEMO, **options)
+    with pytest.raises(
+        rolebench.ConfigError, match=re.escape(f"endpoint {server_a.base_url} there")
+    ) as caught:
+        rolebench.evaluate(f"openai:fake-model@{server_b.base_url}", DEMO, **options)
+    assert f"{server_b.base_url} now" in str(caught.value)
+    again = rolebench.evaluate(f"openai:fake-model@{server_b.base_url}", DEMO, overwrite=True, **options)
+    rows = rolebench.run.folder.read_samples(tmp_path, "rolebench_demo_general")
+    assert {r.output for r in rows} == {"from B"} and again.config.model["identity"]["endpoint"]
+    run_json = tmp_path / "run.json"
+    record = json.loads(run_json.read_text(encoding="utf-8"))
+    record["config"]["model"]["identity"].pop("endpoint")  # as an older rolebench recorded it
+    run_json.write_text(json.dumps(record), encoding="utf-8")
+    with pytest.raises(
+        rolebench.ConfigError, match="endpoint: not recorded there \\(an older rolebench left it out"
+    ):
+        rolebench.evaluate(f"openai:fake-model@{server_b.base_url}", DEMO, **options)
+
+
+def test_a_model_in_memory_is_known_by_its_generation_config_and_refuses_ignored_model_args(
+    tiny_model_dir, tmp_path
+):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    model = AutoModelForCausalLM.from_pretrained(tiny_model_dir)
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
+    options = {"limit": 2, "max_new_tokens": 4, "progress": False, "output": tmp_path}
+    first = rolebench.evaluate((model, tokenizer), DEMO, **options)
+    assert rolebench.evaluate((model, tokenizer), DEMO, **options).results == first.results  # resumed
+    model.generation_config.eos_token_id = [tokenizer.eos_token_id, tokenizer.eos_token_id + 2]  # a new stop
+    with pytest.raises(rolebench.ConfigError, match="holds a run of .*stop_ids"):
+        rolebench.evaluate((model, tokenizer), DEMO, **options)
+    for ignored in ({"dtype": "float16"}, {"device": "cpu"}, {"trust_remote_code": True}):
+        with pytest.raises(rolebench.ConfigError, match="cannot apply to a model given in memory"):
+            rolebench.evaluate((model, tokenizer), DEMO, model_args=ignored, **options)
+    plain = rolebench.evaluate(
+        (model, tokenizer),
+        DEMO,
+        model_args={"apply_chat_template": False},
+        **{**options, "output": tmp_path / "p"},
+    )
+    assert plain.config.model["identity"]["options"]["apply_chat_template"] is False
+
+
+def test_an_edited_chat_template_is_another_model_for_evaluate(tiny_model_dir, tmp_path):
+    """`hf:PATH` whose chat template was edited after a run: its stored answers are never served again; the
+    folder's run is refused naming what changed."""
+    import shutil
+
+    model = tmp_path / "model"
+    shutil.copytree(tiny_model_dir, model)
+    options = {"limit": 2, "max_new_tokens": 4, "progress": False, "output": tmp_path / "run"}
+    first = rolebench.evaluate(f"hf:{model}", DEMO, **options)
+    template = model / "chat_template.jinja"
+    assert template.is_file() and "chat_template.jinja" in first.config.model["identity"]["tokenizer"]
+    template.write_text(template.read_text(encoding="utf-8").replace("<|im_start|>", "<|im_start|> "))
+    with pytest.raises(rolebench.ConfigError, match=re.escape("tokenizer: chat_template.jinja")):
+        rolebench.evaluate(f"hf:{model}", DEMO, **options)
+
+
+def test_a_server_answer_that_is_not_valid_unicode_is_a_failed_request(tmp_path, fake_openai):
+    """A server may send a lone surrogate escaped in JSON: that answer is a failed request (never stored,
+    asked again by the next run, the run's exit 1), never an error that stops the run, nor a store it
+    poisons."""
+    import itertools
+
+    from tests.fake_openai import Reply
+
+    calls = itertools.count()
+    server = fake_openai(lambda body: Reply(text="a\ud800b") if next(calls) == 0 else "fine")
+    options = {"limit": 3, "progress": False, "output": tmp_path, "concurrency": 1}
+    results = rolebench.evaluate(f"openai:fake-model@{server.base_url}", DEMO, **options)
+    rows = [r for task in results.results for r in rolebench.run.folder.read_samples(tmp_path, task)]
+    assert sum(task.n_failed for task in results.results.values()) == 1 == sum(r.failed for r in rows)
+    assert all("not valid Unicode" in (r.error or "") for r in rows if r.failed)
+    again = rolebench.evaluate(f"openai:fake-model@{server.base_url}", DEMO, **options)
+    assert sum(task.n_failed for task in again.results.values()) == 0 and server.count() == len(rows) + 1
+
+
+def test_a_model_in_memory_has_the_same_identity_in_every_process(tiny_model_dir):
+    """Stored answers serve the same model again in a new process (e.g. after a restart of training)."""
+    import json
+    import subprocess
+    import sys
+
+    code = (
+        "import json, sys; from transformers import AutoModelForCausalLM as M, AutoTokenizer as T; "
+        "from model_adapters.hf import HFAdapter; path = sys.argv[1]; "
+        "print(json.dumps(HFAdapter.from_loaded(M.from_pretrained(path), T.from_pretrained(path))"
+        ".fingerprint_loaded()))"
+    )
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from model_adapters.hf import HFAdapter
+
+    run = subprocess.run(
+        [sys.executable, "-c", code, str(tiny_model_dir)], capture_output=True, text=True, check=True
+    )
+    first = json.loads(run.stdout.strip().splitlines()[-1])
+    model, tokenizer = (
+        AutoModelForCausalLM.from_pretrained(tiny_model_dir),
+        AutoTokenizer.from_pretrained(tiny_model_dir),
+    )
+    second = HFAdapter.from_loaded(model, tokenizer).fingerprint_loaded()
+    assert first == second and first["weights_digest"] and first["configs_sha256"]

@@ -9,6 +9,7 @@ that differ, unknown names. None of these needs the RoleBench files (each is ref
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -219,3 +220,185 @@ def test_good_arguments_still_score() -> None:
     assert rouge_l((p for p in ["a b"]), iter([["a b"]]), "en", "rolebench") == [1.0]
     assert rouge_l([np.str_("a b")], [[np.str_("a b")]], "en", "rolebench") == [1.0]
     assert rouge_l_reward(completions=["a b"], references=[["a b"]], language=["en"]) == [1.0]
+
+
+# A model object (the adapter protocol) that breaks the protocol, and the other arguments of `evaluate`:
+# a ConfigTypeError / ConfigError naming what is wrong, never a TypeError from inside rolebench, and nothing
+# it gave wrongly is stored (the run folder is used again as it was).
+
+
+class Broken:
+    """An adapter whose `generate` yields `answer(request)` for every request but the ones it `skips`."""
+
+    spec = "broken:v1"
+
+    def __init__(self, answer: Callable[[Any], object], info: object = None, skips: int = 0) -> None:
+        self.answer, self._info, self.skips = answer, info or {"name": "broken", "revision": None}, skips
+
+    def info(self) -> object:
+        return self._info
+
+    def generate(self, requests: Any, config: Any) -> Any:
+        for request in requests[self.skips :]:
+            yield self.answer(request)
+
+    def close(self) -> None:
+        return None
+
+
+def answered(text: object, **fields: Any) -> Callable[[Any], object]:
+    from model_adapters import Generation
+
+    return lambda request: (request, Generation(text=text, **fields))  # type: ignore[arg-type]
+
+
+def good(request: Any) -> object:
+    from model_adapters import Generation
+
+    return request, Generation(text=request.messages[-1]["content"].upper(), finish_reason="stop")
+
+
+BROKEN = {
+    "None": (lambda r: None, ConfigTypeError, "generate() yielded None"),
+    "a 3-tuple": (lambda r: (r, answered("x")(r)[1], 1), ConfigTypeError, "yielded a 3-tuple"),
+    "a bare string": (lambda r: "an answer", ConfigTypeError, "yielded a str"),
+    "bytes": (lambda r: b"an answer", ConfigTypeError, "yielded a bytes"),
+    "a dict for the request": (
+        lambda r: ({"id": r.id}, answered("x")(r)[1]),
+        ConfigTypeError,
+        "a dict where",
+    ),
+    "no Generation": (lambda r: (r, "x"), ConfigTypeError, "a str where a Generation belongs"),
+    "text an int": (answered(5), ConfigTypeError, "its text is an int"),
+    "text bytes": (answered(b"x"), ConfigTypeError, "its text is a bytes"),
+    "text a lone surrogate": (answered("a\ud800b"), ConfigError, "lone surrogate at character 1"),
+    "error a list": (answered(None, error=["x"]), ConfigTypeError, "its error is a list"),
+    "seconds a text": (answered("x", seconds="1"), ConfigTypeError, "its seconds is a str"),
+    "a request not asked": (
+        lambda r: answered("x")(__import__("model_adapters").Request(id="other", messages=[])),
+        ConfigError,
+        "answered request other that it was not given",
+    ),
+}
+
+
+def test_a_generate_that_returns_no_iterator_is_named(tmp_path: Any) -> None:
+    import rolebench
+
+    class Returns(Broken):
+        def generate(self, requests: Any, config: Any) -> Any:
+            return None
+
+    with pytest.raises(ConfigTypeError, match=re.escape("generate() returned None, not an iterator")):
+        rolebench.evaluate(Returns(good), "rolebench_demo", output=tmp_path, limit=2, progress=False)
+
+
+@pytest.mark.parametrize("case", list(BROKEN))
+def test_a_model_breaking_the_protocol_is_named_and_stores_nothing(case: str, tmp_path: Any) -> None:
+    import rolebench
+
+    answer, kind, named = BROKEN[case]
+    for overwrite in (False, True):  # the same error each time: nothing wrong was stored
+        with pytest.raises(kind, match=re.escape(named)) as caught:
+            rolebench.evaluate(
+                Broken(answer),
+                "rolebench_demo",
+                output=tmp_path,
+                limit=2,
+                progress=False,
+                overwrite=overwrite,
+            )
+        assert isinstance(caught.value, ValueError | TypeError) and "\n" not in str(caught.value)
+    fixed = rolebench.evaluate(Broken(good), "rolebench_demo", output=tmp_path, limit=2, progress=False)
+    assert all(task.n_failed == 0 and task.n_generated == task.n for task in fixed.results.values())
+
+
+def test_a_stored_answer_that_does_not_read_back_is_set_aside(tmp_path: Any, capsys: Any) -> None:
+    """A store poisoned before answers were checked (an int stored as an answer) is no dead end: the record
+    is named, set aside, and asked again, with or without `overwrite`."""
+    import json
+    import sqlite3
+
+    import rolebench
+
+    options = {"output": tmp_path, "limit": 2, "progress": False}
+    first = rolebench.evaluate(Broken(good), "rolebench_demo", **options)
+    for overwrite in (False, True):
+        with sqlite3.connect(tmp_path / "generations.sqlite") as db:
+            key, text = db.execute("SELECT key, record FROM generations ORDER BY key LIMIT 1").fetchone()
+            db.execute(
+                "UPDATE generations SET record = ? WHERE key = ?",
+                (json.dumps({**json.loads(text), "output": 5}), key),
+            )
+        capsys.readouterr()
+        again = rolebench.evaluate(Broken(good), "rolebench_demo", overwrite=overwrite, **options)
+        err = capsys.readouterr().err
+        assert "set aside 1 stored answer(s) of broken:v1" in err and "its output is an int" in err
+        assert again.results == first.results  # asked again: the same answer
+    with sqlite3.connect(tmp_path / "generations.sqlite") as db:
+        assert (
+            db.execute("SELECT problem FROM generations_set_aside").fetchall()
+            == [("its output is an int, not a str",)] * 2
+        )
+
+
+def test_a_model_that_answers_fewer_requests_than_given_is_an_error(tmp_path: Any) -> None:
+    import rolebench
+
+    with pytest.raises(ConfigError, match=r"answered \d+ of the \d+ requests it was given"):
+        rolebench.evaluate(Broken(good, skips=1), "rolebench_demo", output=tmp_path, limit=2, progress=False)
+    fixed = rolebench.evaluate(Broken(good), "rolebench_demo", output=tmp_path, limit=2, progress=False)
+    assert all(task.n_failed == 0 for task in fixed.results.values())
+
+
+@pytest.mark.parametrize(
+    ("info", "kind", "named"),
+    [
+        (["name"], ConfigTypeError, "info() returned a list"),
+        ({"name": b"x"}, ConfigTypeError, "cannot be recorded as JSON"),
+        ({"name": "\ud800"}, ConfigTypeError, "not valid Unicode"),
+        ({"n": math.nan}, ConfigTypeError, "cannot be recorded as JSON"),
+    ],
+)
+def test_a_bad_info_is_named(info: object, kind: type[Exception], named: str, tmp_path: Any) -> None:
+    import rolebench
+
+    with pytest.raises(kind, match=re.escape(named)):
+        rolebench.evaluate(Broken(good, info=info), "rolebench_demo", output=tmp_path / "run", progress=False)
+    assert not (tmp_path / "run").exists()
+
+
+def test_the_other_arguments_of_evaluate_fail_the_python_way(tmp_path: Any) -> None:
+    import rolebench
+
+    in_the_way = tmp_path / "a-file"
+    in_the_way.write_text("x", encoding="utf-8")
+    cases: list[tuple[Callable[[], object], type[Exception], str]] = [
+        (
+            lambda: rolebench.evaluate(("a", "b"), "rolebench_demo"),
+            ConfigTypeError,
+            "model of the (model, tokenizer) pair is a str",
+        ),
+        (lambda: rolebench.evaluate(("a", "b", "c"), "rolebench_demo"), ConfigTypeError, "not a tuple of 3"),
+        (lambda: rolebench.evaluate(5, "rolebench_demo"), ConfigTypeError, "not an int"),
+        (
+            lambda: rolebench.evaluate(
+                "baseline:rolegpt", "rolebench_demo", output=in_the_way / "run", progress=False
+            ),
+            ConfigError,
+            f"{in_the_way} is a file, so no run folder can be made under it",
+        ),
+        (
+            lambda: rolebench.evaluate(Broken(good), "rolebench_demo", model_args={"dtype": "float16"}),
+            ConfigError,
+            "model_args cannot apply to a model object",
+        ),
+        (lambda: rolebench.judge(5, "openai:x"), ConfigTypeError, "run is an int, not a folder path"),
+        (lambda: rolebench.judge(tmp_path, "openai:x", against=[1]), ConfigTypeError, "against is a list"),
+        (lambda: rolebench.score(None), ConfigTypeError, "run is None, not a folder path"),
+        (lambda: rolebench.read_results(["x"]), ConfigTypeError, "run is a list, not a folder path"),
+    ]
+    for call, kind, named in cases:
+        with pytest.raises(kind, match=re.escape(named)):
+            call()
+    assert in_the_way.read_text(encoding="utf-8") == "x"

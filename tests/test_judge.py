@@ -425,3 +425,89 @@ def test_two_judges_of_one_run_are_both_kept_with_their_agreement(tmp_path, fake
     assert "judges openai:fair vs openai:fair2: 100% of 8 pairs agree (kappa 1.00)" in summary_text(
         read_results(run)
     )
+
+
+def test_a_rejudge_pass_that_gives_no_verdict_says_so_and_exits_1(tmp_path, fake_openai, capsys, monkeypatch):
+    """A pass whose verdicts all fail to parse keeps the earlier verdicts (a pass never makes a result
+    worse), but it never exits 0 nor passes those numbers off as its own."""
+    run = make_run(tmp_path, {"t": [sample(i, f"{GOOD} {i}", f"plain {i}") for i in range(3)]})
+    server = fake_openai(prefers_good)
+    args = ["judge", str(run), "--judge", "openai:fake-model", "--base-url", server.base_url, "--no-progress"]
+    assert main(args) == 0
+    assert "6 completions behind these numbers" in capsys.readouterr().out
+
+    def unparsable(text: str, labels: Any) -> Any:
+        raise judge_parse.VerdictParseError("a parser that reads nothing")
+
+    monkeypatch.setitem(judge_parse.PARSERS, "rank_list", unparsable)
+    assert main([*args, "--reparse"]) == 1
+    out, err = capsys.readouterr()
+    assert "completions behind these numbers" not in out and "3 verdicts kept from earlier passes" in out
+    assert "this judge pass gave no verdict: 3 of 3 pairs got no verdict: 3 unparsable verdicts" in err
+    assert "keep 3 verdicts of earlier passes" in err
+    assert task_fields(run)["wins"] == 3  # the earlier verdicts stand
+    outcome = read_results(run).config.judge["pass"]
+    assert (outcome["verdicts"], outcome["no_verdict"], outcome["kept"]) == (0, 3, 3)
+
+
+def _judgments_file(run: Path) -> Path:
+    from rolebench.judging.sets import set_of
+    from rolebench.run.folder import RunFolder
+
+    return set_of(RunFolder(run), read_results(run).config.judge or {}).folder / "t.jsonl"
+
+
+def _edit(path: Path, change: Any) -> None:
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    path.write_text("".join(json.dumps(x) + "\n" for x in change(lines)), encoding="utf-8")
+
+
+def _flip(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{**lines[0], "outcome": "loss"}, *lines[1:]]
+
+
+@pytest.mark.parametrize(
+    ("damage", "legacy", "named"),
+    [
+        (_flip, False, "judgments file changed since the judge wrote it"),
+        (lambda lines: lines + lines, False, "judgments file changed since the judge wrote it"),
+        (lambda lines: lines + lines, True, "pair demo/0 is judged twice"),
+        (lambda lines: [{**lines[0], "outcome": "crushing win"}, *lines[1:]], True, "outcome"),
+        (lambda lines: [{**lines[0], "consistent": "yes"}, *lines[1:]], True, "consistent"),
+        (lambda lines: [{**lines[0], "status": "won"}, *lines[1:]], True, "status"),
+        (
+            lambda lines: [{**lines[0], "outcome": None}, *lines[1:]],
+            True,
+            "status 'judged' with outcome None",
+        ),
+        (lambda lines: [{**lines[0], "len_model": -3}, *lines[1:]], True, "len_model"),
+        (lambda lines: [{**lines[0], "orders": "both"}, *lines[1:]], True, "orders"),
+    ],
+)
+def test_a_hand_edited_judgments_file_is_named_and_never_counted(
+    damage, legacy, named, tmp_path, fake_openai, capsys
+):
+    """Judgment files are checked as samples files are: the digest the judge recorded (`legacy`: a judge.json
+    of an older rolebench, without one: the values alone), one verdict per pair, known values. What fails is
+    named and left out of the results; judging again writes the file anew from the cache (no judge call)."""
+    run = make_run(tmp_path, {"t": [sample(i, f"{GOOD} {i}", f"plain {i}") for i in range(3)]})
+    server = fake_openai(prefers_good)
+    run_judge(run, server)
+    assert task_fields(run)["wins"] == 3
+    path = _judgments_file(run)
+    if legacy:
+        meta_path = path.parent / "judge.json"
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        meta.pop("sha256")
+        meta_path.write_text(json.dumps(meta), encoding="utf-8")
+    _edit(path, damage)
+    capsys.readouterr()
+    assert main(["score", str(run)]) == 0
+    err = capsys.readouterr().err
+    assert "judgments left out of the results" in err and named in err and str(path) in err, err
+    assert "internal error" not in err and task_fields(run).get("win_rate") is None  # never a flipped 0.0
+    assert main(["report", str(run)]) == 0 and "internal error" not in capsys.readouterr().err
+    calls = server.count()
+    run_judge(run, server)
+    assert task_fields(run)["wins"] == 3 and task_fields(run)["judged"] == 3 and server.count() == calls
+    assert "judgments replaced by this pass's" in capsys.readouterr().err

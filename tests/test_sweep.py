@@ -404,3 +404,27 @@ def test_losing_the_node_that_holds_the_bookkeeping_ends_in_one_line_and_a_rerun
     assert stored == 18 and sum(asked[1:]) < 27  # the rerun asked only for what was not stored
     results = read_results(out / "slowecho_north")
     assert all(t.n_generated == t.n for t in results.results.values())
+
+
+def test_a_sweep_reruns_a_model_whose_chat_template_or_server_changed(tmp_path):
+    """A sweep's "already done" is the run's identity: an edited `chat_template.jinja` or another base URL
+    is another model, never a finished one (no Ray needed to read the keys)."""
+    from rolebench.commands._sweep_file import load_sweep
+
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "model.safetensors").write_bytes(b"0" * 10)
+    template = folder / "chat_template.jinja"
+    template.write_text("{{ messages }}", encoding="utf-8")
+
+    def key(model: str, **options: Any) -> str:
+        file = sweep_file(tmp_path, [model], **options)
+        return str(load_sweep(file, tmp_path / "out").runs[0].key())
+
+    api = key("openai:m", base_url="http://127.0.0.1:8000/v1")
+    assert key("openai:m", base_url="http://127.0.0.1:8000/v1/") == api  # the same server
+    assert key("openai:m", base_url="http://127.0.0.1:8001/v1") != api
+    local = key(f"hf:{folder}")
+    assert key(f"hf:{folder}") == local
+    template.write_text("{{ messages | reverse }}", encoding="utf-8")
+    assert key(f"hf:{folder}") != local

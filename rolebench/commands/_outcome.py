@@ -19,8 +19,22 @@ def failure_detail(run_dir: Path, block: dict[str, Any] | None) -> str | None:
     if not block:
         return None
     judgments = set_of(RunFolder(run_dir), block)
-    failed = read_failure_line(judgments.folder)
+    failed = read_failure_line(judgments)
     return f"{failed}; see {judgments.folder}" if failed else None
+
+
+def hidden_failure(block: dict[str, Any] | None, failed: str | None) -> str | None:
+    """The line of a judge pass that left pairs without a verdict where verdicts of earlier passes stand in
+    (so the judgments files show no failure: `failed`, from `failure_detail`, is None); None otherwise."""
+    outcome = (block or {}).get("pass") or {}
+    if failed or not outcome.get("no_verdict") or not outcome.get("failed"):
+        return None
+    given = outcome.get("verdicts") or 0
+    what = "gave no verdict" if not given else f"gave {given} verdicts only"
+    return (
+        f"this judge pass {what}: {outcome.get('failed')}; the numbers shown keep {outcome.get('kept')} "
+        "verdicts of earlier passes for those pairs"
+    )
 
 
 def exit_code(results: RunResults) -> int:

@@ -8,6 +8,7 @@ summary is printed from the results it returns.
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -75,7 +76,7 @@ def with_default_output(options: dict[str, Any]) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     from rolebench.api import evaluate
-    from rolebench.commands._outcome import exit_code, failure_detail
+    from rolebench.commands._outcome import exit_code, failure_detail, hidden_failure
     from rolebench.report.summary import summary_text
 
     for flag in ("model", "tasks"):
@@ -99,4 +100,8 @@ def run(args: argparse.Namespace) -> int:
     if failed:
         print(f"\njudge {options['judge']}: {failed}")
     print(f"\nresults: {Path(options['output']) / 'results.json'}")
+    hidden = hidden_failure(results.config.judge, failed) if options.get("judge") else None
+    if hidden:
+        print(f"rolebench: {hidden}", file=sys.stderr)
+        return 1
     return exit_code(results)

@@ -42,7 +42,7 @@ def add_parser(subparsers: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from rolebench.api import judge
-    from rolebench.commands._outcome import exit_code, failure_detail
+    from rolebench.commands._outcome import exit_code, failure_detail, hidden_failure
     from rolebench.judging.settings import JudgeSettings
     from rolebench.report.summary import failures, summary_text
 
@@ -65,14 +65,14 @@ def run(args: argparse.Namespace) -> int:
         print(summary_text(results))
         if name is not None:
             print(f'\nagainst {name}: results[task]["versus"] in {args.run_dir / "results.json"}')
-        cost = (block or {}).get("cost_usd")
-        this_run = (block or {}).get("this_run") or {}
         print(
-            f"\njudge {args.judge}: {this_run.get('requests', 0)} new requests, "
-            f"{((block or {}).get('usage') or {}).get('requests', 0)} completions behind these numbers"
-            + (f", ${cost:.4f}" if cost is not None else "")
+            f"\njudge {args.judge}: {spent_line(block or {})}"
             + (f"\njudge {args.judge}: {failed}" if failed else "")
         )
+    hidden = hidden_failure(block, failed)
+    if hidden:
+        print(f"rolebench: {hidden}", file=sys.stderr)
+        return 1
     if name is None:
         return exit_code(results)
     line = failures(results, versus=name)
@@ -80,6 +80,23 @@ def run(args: argparse.Namespace) -> int:
         print(f"rolebench: {line}", file=sys.stderr)
         return 1
     return 0
+
+
+def spent_line(block: dict[str, Any]) -> str:
+    """What this pass cost and which completions the numbers stand on (verdicts kept from earlier passes
+    are theirs, not this pass's)."""
+    cost = block.get("cost_usd")
+    this_run = block.get("this_run") or {}
+    completions = (block.get("usage") or {}).get("requests", 0)
+    kept = (block.get("pass") or {}).get("kept") or 0
+    behind = (
+        f"{completions} completions behind this pass's verdicts, {kept} verdicts kept from earlier passes"
+        if kept
+        else f"{completions} completions behind these numbers"
+    )
+    return f"{this_run.get('requests', 0)} new requests, {behind}" + (
+        f", ${cost:.4f}" if cost is not None else ""
+    )
 
 
 def versus_entry(results: Any, other: Path) -> tuple[str | None, dict[str, Any] | None]:

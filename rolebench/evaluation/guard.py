@@ -111,10 +111,40 @@ def _shown(value: Any) -> str:
     return "none" if value is None else str(value)
 
 
-def _refusal(folder: RunFolder, before: RunRecord | None, model: str, lines: list[str]) -> ConfigError:
+def _brief(name: str, value: Any) -> str:
+    text = "none" if value is None else str(value)
+    if name.endswith(("sha256", "digest")):
+        return text[:12]
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def model_change(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
+    """What differs between two model identities, in words: the parts that differ (a table's entries
+    that differ, e.g. `weights: chat_template.jinja`), or the parts an older rolebench did not record."""
+    parts = []
+    for name in sorted(set(old) | set(new)):
+        before, now = old.get(name), new.get(name)
+        if before == now:
+            continue
+        if name not in old:
+            parts.append(f"{name}: not recorded there (an older rolebench left it out of the identity)")
+        elif isinstance(before, Mapping) and isinstance(now, Mapping):
+            changed = sorted(k for k in set(before) | set(now) if before.get(k) != now.get(k))
+            parts.append(f"{name}: {', '.join(map(str, changed[:3]))}{' ...' if len(changed) > 3 else ''}")
+        else:
+            parts.append(f"{name} {_brief(name, before)} there, {_brief(name, now)} now")
+    return "; ".join(parts) or "its identity"
+
+
+def _refusal(folder: RunFolder, before: RunRecord | None, planned: Planned, lines: list[str]) -> ConfigError:
     if before is None or not lines:
         owner = before.definition.model if before is not None else "an unknown model"
         what = f"{folder.path} holds a run of {owner} (another model or other options)"
+        old = before.config.model.get("identity") if before is not None else None
+        new = planned.config.model.get("identity")
+        if isinstance(old, Mapping) and isinstance(new, Mapping):
+            change = model_change(old, new)
+            what = f"{folder.path} holds a run of {owner}, another model than this one ({change})"
     else:
         what = f"{folder.path} holds a run made with other settings: {'; '.join(lines)}"
     return ConfigError(
@@ -141,7 +171,7 @@ def claim(folder: RunFolder, planned: Planned, overwrite: bool) -> RunRecord | N
     lines = differences(before, planned, _finished(before, folder)) if same_model else []
     if not same_model or lines:
         if not overwrite:
-            raise _refusal(folder, before, planned.definition.model, lines)
+            raise _refusal(folder, before, planned, lines)
         folder.clear(keep_store=same_model)
         return None
     return before

@@ -14,15 +14,15 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
+from rolebench.errors import DataError
 from rolebench.judging.calls import Slot
 from rolebench.judging.length_control import length_controlled
 from rolebench.judging.parse import Verdict
 from rolebench.results.schema import SampleRecord
+from rolebench.run.folder import JudgmentSet
 from rolebench.scoring.stats import bootstrap_ci, mean
-from rolebench.storage.jsonl import read_jsonl
 
 Preference = Literal["model", "baseline", "tie"]
 Outcome = Literal["win", "tie", "loss"]
@@ -205,11 +205,16 @@ def failure_line(lines: Mapping[str, Sequence[Mapping[str, Any]]]) -> str | None
     )
 
 
-def read_failure_line(folder: Path) -> str | None:
-    """`failure_line` of the judgments files in `folder` (DIR/judgments)."""
-    if not folder.is_dir():
-        return None
-    return failure_line({path.stem: list(read_jsonl(path)) for path in sorted(folder.glob("*.jsonl"))})
+def read_failure_line(judgments: JudgmentSet) -> str | None:
+    """`failure_line` of a set's judgments files (a file that does not read back is left out, as the
+    results leave it out: `rolebench.judging.results`)."""
+    lines = {}
+    for task in judgments.tasks():
+        try:
+            lines[task] = judgments.lines(task)
+        except DataError:
+            continue
+    return failure_line(lines)
 
 
 def _orders(line: Mapping[str, Any]) -> list[Mapping[str, Any]]:

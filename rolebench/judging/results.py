@@ -5,6 +5,9 @@ baseline, or against one other run. From its lines, for the items the run holds 
 is no longer the run's is left out), `judged_results` computes the win-rate fields of every task and,
 pooled over their tasks, of every group:
 
+A judgments file that does not read back as its judge wrote it (`JudgmentSet.lines`: the digest judge.json
+records, one verdict per pair, known values) is named on stderr and left out, never counted.
+
 - against the baseline, each judge's fields under `results[task]["judges"][NAME]` and
   `config.judges[NAME]`; one judge's also at the top (`win_rate`, ... and `config.judge`): the last one
   run that judged anything (a pass that failed whole never hides a good result);
@@ -19,10 +22,12 @@ pooled over their tasks, of every group:
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rolebench.errors import DataError
 from rolebench.judging.agreement import agreement
 from rolebench.judging.outcomes import answer_sha, judge_fields
 from rolebench.results.schema import GroupResult, RunResults, SampleRecord, TaskResult
@@ -67,7 +72,12 @@ def set_lines(
     for task in judgments.tasks():
         if task in results.results:
             by_id = {r.id: r for r in records.get(task, [])}
-            lines[task] = current_lines(judgments.lines(task), by_id)
+            try:
+                found = judgments.lines(task)
+            except DataError as exc:  # named, and left out: a hand-edited verdict never counts
+                print(f"rolebench: judgments left out of the results: {exc.line()}", file=sys.stderr)
+                continue
+            lines[task] = current_lines(found, by_id)
     return lines
 
 

@@ -21,7 +21,7 @@ from rolebench.errors import ConfigError, ModelError
 from rolebench.judging.calls import JudgeCaller, Slot
 from rolebench.judging.config import JudgeConfig, load_judge_config, load_price_table, run_cost
 from rolebench.judging.outcomes import ORDERS, Pair, pair_line
-from rolebench.judging.sets import endpoint, judge_identity, judge_set, write_pass
+from rolebench.judging.sets import endpoint, judge_identity, judge_model_identity, judge_set, write_pass
 from rolebench.judging.settings import JudgeSettings
 from rolebench.judging.store import open_judgment_store
 from rolebench.results.provenance import command_line, now_iso
@@ -131,7 +131,9 @@ def judge_pairs(pairs: Mapping[str, Sequence[Pair]], judge_spec: str, settings: 
     slots = {task: build_slots(task, task_pairs, config, settings.seed) for task, task_pairs in pairs.items()}
     all_slots = [slot for by_pair in slots.values() for pair_slots in by_pair.values() for slot in pair_slots]
     with open_judgment_store(settings.cache_dir) as store:
-        judge = CachedModel(judge_spec, settings.adapter_options(), store)
+        judge = CachedModel(
+            judge_spec, settings.adapter_options(), store, judge_model_identity(judge_spec, settings)
+        )
         try:
             caller = JudgeCaller(
                 judge,

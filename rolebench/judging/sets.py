@@ -15,12 +15,14 @@ answers are the ones it judged.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Sequence
 from typing import Any
 
 from model_adapters import ModelSpec, model_identity
 from rolebench.errors import DataError
 from rolebench.judging.config import JudgeConfig
+from rolebench.judging.outcomes import failure_line
 from rolebench.judging.settings import JudgeSettings
 from rolebench.results.io import read_results_file
 from rolebench.run.folder import JUDGE_FILE, JudgmentSet, RunFolder, slug
@@ -34,11 +36,18 @@ def endpoint(spec: str, settings: JudgeSettings) -> str | None:
     return url.rstrip("/") if url else None
 
 
+def judge_model_identity(spec: str, settings: JudgeSettings) -> dict[str, Any]:
+    """The judge's model identity, its endpoint aside (a judge holds it apart: `judge_identity`, and the
+    judgment keys of `rolebench.judging.store`), so a judge's verdicts keep the keys they always had."""
+    found = model_identity(ModelSpec.parse(spec, where="--judge"), settings.adapter_options())
+    return {k: v for k, v in found.items() if k != "endpoint"}
+
+
 def judge_identity(spec: str, settings: JudgeSettings, config: JudgeConfig) -> dict[str, Any]:
     """Everything that changes a judge's verdicts (see the module docstring)."""
     described = config.describe()
     return {
-        "model": model_identity(ModelSpec.parse(spec, where="--judge"), settings.adapter_options()),
+        "model": judge_model_identity(spec, settings),
         "endpoint": endpoint(spec, settings),
         "judge": {k: described[k] for k in ("template_hash", "labels", "parser", "generation", "retries")}
         | {"both_orders": config.both_orders},
@@ -82,11 +91,42 @@ def joined(old: Sequence[dict[str, Any]], new: Sequence[dict[str, Any]]) -> list
     return lines + [line for line in old if line.get("id") not in covered]
 
 
+def pass_outcome(
+    new: dict[str, list[dict[str, Any]]], merged: dict[str, list[dict[str, Any]]]
+) -> dict[str, Any]:
+    """What one pass itself gave, apart from what it kept (judge.json's `pass`): `verdicts` it gave,
+    pairs it asked about and got `no_verdict` for, verdicts of earlier passes `kept` in their place, and
+    the line saying why (`failed`; None when it gave every verdict it asked for). A pass that gave none
+    while the numbers show earlier verdicts must say so, never pass those numbers off as its own."""
+    asked = ("judged", "parse_failure", "judge_error")
+    gave = {(t, line.get("id")): line.get("status") for t, lines in new.items() for line in lines}
+    verdicts = sum(1 for status in gave.values() if status == "judged")
+    no_verdict = sum(1 for status in gave.values() if status in asked and status != "judged")
+    kept = sum(
+        1
+        for task, lines in merged.items()
+        for line in lines
+        if line.get("status") == "judged" and gave.get((task, line.get("id")), "judged") != "judged"
+    )
+    return {"verdicts": verdicts, "no_verdict": no_verdict, "kept": kept, "failed": failure_line(new)}
+
+
+def _earlier(judgments: JudgmentSet, task: str) -> list[dict[str, Any]]:
+    """A task's lines before a pass; none from a file that does not read back (it is written anew)."""
+    try:
+        return judgments.lines(task)
+    except DataError as exc:
+        print(f"rolebench: judgments replaced by this pass's: {exc.what} ({exc.where})", file=sys.stderr)
+        return []
+
+
 def write_pass(
     judgments: JudgmentSet, lines: dict[str, list[dict[str, Any]]], meta: dict[str, Any]
 ) -> dict[str, list[dict[str, Any]]]:
-    """Join a pass's lines to the set's (see `joined`) and write them with the pass's meta; the lines."""
-    merged = {task: joined(judgments.lines(task), task_lines) for task, task_lines in lines.items()}
+    """Join a pass's lines to the set's (see `joined`) and write them with the pass's meta, what the pass
+    itself gave in it (`pass_outcome`); the lines."""
+    merged = {task: joined(_earlier(judgments, task), task_lines) for task, task_lines in lines.items()}
+    meta["pass"] = pass_outcome(lines, merged)
     judgments.write(merged, meta)
     return merged
 

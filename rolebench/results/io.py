@@ -1,4 +1,4 @@
-"""Reading the result files of a run, validated: a results document and a samples file.
+"""Reading the result files of a run, validated: a results document, a samples file, a judgments file.
 
 Reads validate against the typed records, so a damaged or foreign file is one clear `DataError`, not a
 traceback. Task names become file names only when they are safe ones (letters, digits, `_`, `-`, `.`;
@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
+from model_adapters.files import file_sha256
 from rolebench.errors import DataError
-from rolebench.results.schema import RunResults, SampleRecord
-from rolebench.storage.jsonl import read_json, read_jsonl
+from rolebench.results.schema import JudgmentLine, RunResults, SampleRecord
+from rolebench.storage.jsonl import numbered_jsonl, read_json, read_jsonl
 
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 
@@ -81,3 +83,30 @@ def read_samples_file(path: Path, task: str) -> list[SampleRecord]:
                 fix="run `rolebench evaluate` for this task again (its answers are stored)",
             ) from None
     return records
+
+
+def read_judgments_file(path: Path, digest: str | None, fix: str) -> list[dict[str, Any]]:
+    """The lines of a judgments file, checked as samples files are: against the sha256 its judge recorded
+    when it wrote the file (`digest`; None: an older rolebench recorded none), one line per pair, known
+    statuses and outcomes of the right types. Anything else is one DataError naming the file (and line)."""
+    if not path.is_file():
+        return []
+    if digest is not None and file_sha256(path) != digest:
+        raise DataError(
+            f"judgments file changed since the judge wrote it (sha256 {digest[:8]} recorded)",
+            where=str(path),
+            fix=fix,
+        )
+    lines, seen = [], set()
+    for number, raw in numbered_jsonl(path):
+        try:
+            line = JudgmentLine.model_validate(raw)
+        except ValidationError as exc:
+            raise DataError(
+                f"not a rolebench judgments line: {first_error(exc)}", where=f"{path}:{number}", fix=fix
+            ) from None
+        if line.id in seen:
+            raise DataError(f"pair {line.id} is judged twice", where=f"{path}:{number}", fix=fix)
+        seen.add(line.id)
+        lines.append(raw)
+    return lines

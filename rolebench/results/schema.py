@@ -1,4 +1,5 @@
-"""The typed records of a run: the result document (`DIR/results.json`) and one samples line.
+"""The typed records of a run: the result document (`DIR/results.json`), one samples line, and one line
+of a judge's verdicts (`DIR/judgments/.../<task>.jsonl`).
 
 Results are fractions in [0, 1] (None when a metric could not be computed). A task's and a
 group's metric values sit at the top under the run's headline protocol (`protocol`), and every
@@ -13,7 +14,17 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    NonNegativeInt,
+    PrivateAttr,
+    StrictBool,
+    StrictStr,
+    field_validator,
+    model_validator,
+)
 
 from model_adapters.baseline import FLOOR_SPECS
 
@@ -279,3 +290,33 @@ class SampleRecord(BaseModel):
     description: str
     scores: dict[str, float | None]  # under the run's headline protocol
     protocol_scores: dict[str, dict[str, float | None]] = {}  # every protocol the run holds
+
+
+# Why a pair has (or lacks) a verdict; only "judged" pairs carry an outcome.
+JUDGMENT_STATUSES = ("judged", "parse_failure", "judge_error", "no_baseline", "no_output", "not_sampled")
+JudgmentStatus = Literal["judged", "parse_failure", "judge_error", "no_baseline", "no_output", "not_sampled"]
+
+
+class JudgmentLine(BaseModel):
+    """One line of a judgments file: one pair (the run's answer and its opponent's) and its outcome
+    (`rolebench.judging.outcomes.pair_line` writes it). Types are strict: `"consistent": "yes"` is no bool."""
+
+    model_config = ConfigDict(extra="allow")
+    id: StrictStr
+    status: JudgmentStatus
+    outcome: Literal["win", "tie", "loss"] | None = None
+    consistent: StrictBool | None = None
+    len_model: NonNegativeInt | None = None
+    len_baseline: NonNegativeInt | None = None
+    output_sha: StrictStr | None = None
+    opponent_sha: StrictStr | None = None
+    orders: dict[str, dict[str, Any]] | None = None  # per order shown: verdict, raw texts, errors
+
+    @model_validator(mode="after")
+    def _outcome_only_when_judged(self) -> JudgmentLine:
+        judged = self.status == "judged"
+        if judged != (self.outcome is not None):
+            raise ValueError(f"status {self.status!r} with outcome {self.outcome!r}")
+        if judged and (self.len_model is None or self.len_baseline is None):
+            raise ValueError("a judged pair without the lengths of its answers")
+        return self

@@ -215,7 +215,8 @@ class RunDefinition(SettingsModel):
         return BootstrapSettings(resamples=self.bootstrap, seed=self.seed)
 
     def model_identity(self, base_url: str | None = None) -> dict[str, Any]:
-        """The model's cache identity (spec, output-changing options, local weights; never transport)."""
+        """The model's cache identity (spec, output-changing options, local weights and tokenizer files, the
+        server of an API model, `base_url` included; never transport settings)."""
         return model_identity(self.model, self.adapter_options(base_url))
 
     def adapter_options(self, base_url: str | None = None) -> dict[str, Any]:
@@ -247,13 +248,14 @@ class RunDefinition(SettingsModel):
         found["--limit-mode/--limit-seed"] = f"{self.limit_mode}/{self.limit_seed}" if self.limit else None
         return found
 
-    def identity(self, tasks: dict[str, Any]) -> str:
+    def identity(self, tasks: dict[str, Any], base_url: str | None = None) -> str:
         """One digest of everything that decides this run's results, given its resolved tasks (name ->
-        version, file digest, cap): a finished run with the same identity is the same run."""
+        version, file digest, cap) and the execution's base URL (another server answers as another
+        model): a finished run with the same identity is the same run."""
         record = self.model_dump(mode="json", exclude={"model_args", "tasks", "include_path"})
         if self.limit is None:  # no --limit: no sample to pick, whatever its mode and seed
             record.pop("limit_mode"), record.pop("limit_seed")
-        return content_key("run", record, self.model_identity(), tasks)
+        return content_key("run", record, self.model_identity(base_url), tasks)
 
     def record(self) -> dict[str, Any]:
         """What results.json records as `config.run` (and run.json as the run's definition)."""
@@ -271,7 +273,12 @@ class Execution(SettingsModel):
         ge=1,
     )
     concurrency: Int = setting(8, "requests in flight (API models)", group="generation", ge=1)
-    base_url: str | None = setting(None, "OpenAI-compatible server URL for openai: specs", group="generation")
+    base_url: str | None = setting(
+        None,
+        "OpenAI-compatible server URL for openai: specs (another server is another model: its answers are "
+        "its own)",
+        group="generation",
+    )
     progress: bool = setting(True, "show progress bars")
     overwrite: bool = setting(
         False,

@@ -32,10 +32,10 @@ from filelock import FileLock, Timeout
 
 from model_adapters.files import file_sha256
 from rolebench.errors import ConfigError, DataError
-from rolebench.results.io import check_task_name, read_results_file, read_samples_file
+from rolebench.results.io import check_task_name, read_judgments_file, read_results_file, read_samples_file
 from rolebench.results.schema import RunResults, SampleRecord
 from rolebench.storage.files import write_json_atomic, write_jsonl_atomic
-from rolebench.storage.jsonl import read_json, read_jsonl
+from rolebench.storage.jsonl import read_json
 from rolebench.storage.records import RecordStore
 
 RUN_FILE = "run.json"
@@ -83,15 +83,31 @@ class JudgmentSet:
     def tasks(self) -> list[str]:
         return sorted(p.stem for p in self.folder.glob("*.jsonl")) if self.folder.is_dir() else []
 
+    def path_of(self, task: str) -> Path:
+        return self.folder / f"{check_task_name(task, str(self.folder))}.jsonl"
+
     def lines(self, task: str) -> list[dict[str, Any]]:
-        path = self.folder / f"{check_task_name(task, str(self.folder))}.jsonl"
-        return list(read_jsonl(path)) if path.is_file() else []
+        """A task's judgment lines, checked (`rolebench.results.io.read_judgments_file`: the digest
+        judge.json records, one verdict per pair, known values); one DataError naming what fails."""
+        meta = self.meta() or {}
+        digest = (meta.get("sha256") or {}).get(task) if isinstance(meta.get("sha256"), dict) else None
+        judge = meta.get("spec") or "SPEC"
+        fix = (
+            f"judge again (`rolebench judge RUN --judge {judge}` writes the file again from the judgment "
+            "cache), or move the file aside"
+        )
+        return read_judgments_file(self.path_of(task), digest if isinstance(digest, str) else None, fix)
 
     def write(self, lines: dict[str, list[dict[str, Any]]], meta: dict[str, Any]) -> None:
-        """Each task's lines, then judge.json (atomically, each)."""
+        """Each task's lines, then judge.json with every file's sha256 (atomically, each)."""
+        try:
+            digests = dict((self.meta() or {}).get("sha256") or {})
+        except DataError:  # a damaged judge.json is replaced
+            digests = {}
         for task, task_lines in lines.items():
-            write_jsonl_atomic(self.folder / f"{check_task_name(task, str(self.folder))}.jsonl", task_lines)
-        write_json_atomic(self.folder / JUDGE_FILE, meta)
+            write_jsonl_atomic(self.path_of(task), task_lines)
+            digests[task] = file_sha256(self.path_of(task))
+        write_json_atomic(self.folder / JUDGE_FILE, {**meta, "sha256": digests})
 
 
 class RunFolder:
@@ -137,6 +153,13 @@ class RunFolder:
         if self.path.exists() and not self.path.is_dir():
             raise ConfigError(
                 f"{self.path} is a file, not a run folder", where=str(self.path), fix="choose a folder"
+            )
+        blocking = next((p for p in self.path.parents if p.exists() and not p.is_dir()), None)
+        if create and blocking is not None:
+            raise ConfigError(
+                f"{blocking} is a file, so no run folder can be made under it",
+                where=str(self.path),
+                fix="choose a folder whose parents are folders",
             )
         created = not self.path.exists()
         if created and not create:

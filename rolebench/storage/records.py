@@ -86,6 +86,24 @@ class RecordStore:
             )
             self._db.commit()
 
+    def set_aside(self, problems: dict[str, str]) -> None:
+        """Move the records of `problems` (key -> what is wrong) out of the table into `<table>_set_aside`
+        (kept with the problem for a look, never served again); the keys are then missing."""
+        aside = f"{self.table}_set_aside"
+        with self._lock:
+            self._db.execute(
+                f"CREATE TABLE IF NOT EXISTS {aside} "
+                "(key TEXT, record TEXT NOT NULL, problem TEXT, created REAL)"
+            )
+            for key, problem in problems.items():
+                self._db.execute(
+                    f"INSERT INTO {aside} (key, record, problem, created) "
+                    f"SELECT key, record, ?, ? FROM {self.table} WHERE key = ?",
+                    (problem, time.time(), key),
+                )
+                self._db.execute(f"DELETE FROM {self.table} WHERE key = ?", (key,))
+            self._db.commit()
+
     def __len__(self) -> int:
         with self._lock:
             return int(self._db.execute(f"SELECT COUNT(*) FROM {self.table}").fetchone()[0])
