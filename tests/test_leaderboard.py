@@ -408,7 +408,10 @@ def test_published_leaderboard_is_built_from_its_results(tmp_path):
         "rolebench_zh",
     }
     demo = next(b for b in boards if b.split == "rolebench_demo" and not b.reference)
-    assert demo.rank_note == "" and all(r.rank_interval and r.avg_ci for r in demo.rows if r.rank)
+    assert demo.rank_note == "" and all(r.rank_interval for r in demo.rows if r.rank)
+    # the released RoleGPT answers lack one of the demo's 27 items: its avg is over other items (issue 36)
+    demo_rolegpt = next(r for r in demo.rows if r.run == "demo-rolegpt")
+    assert demo_rolegpt.rank is None and "over 26 items" in demo_rolegpt.not_comparable
     assert (PUBLISHED / "results" / "demo-rolegpt" / "item_scores.json").is_file()  # what they come from
     limited = [r for b in boards for r in b.rows if r.run == "eng-role-smollm2-135m-limit30"]
     assert limited and all(r.partial and r.rank is None and r.limit == 30 for r in limited)

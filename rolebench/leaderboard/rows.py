@@ -74,6 +74,9 @@ class Row:
     flags: list[str] = field(default_factory=list)  # rolebench.scoring.flags: length-inflated, looping, ...
     floors: dict[str, Any] = field(default_factory=dict)  # the split's floors on this row's items
     notes: list[str] = field(default_factory=list)
+    not_comparable: str = (
+        ""  # why its avg is not ranked against the board's ranked rows (other metrics/items)
+    )
     board: str = ""
     rank: int | None = None  # under the headline (the paper's recall)
     rank_f: int | None = None  # under the F-measure: a rank length cannot buy
@@ -105,7 +108,7 @@ class Row:
             found.append(f"not covered: {self.n_not_covered:,} of {self.n:,}")
         if self.tied_with:
             found.append(f"statistically tied with {', '.join(self.tied_with)} (rank intervals overlap)")
-        return found + self.notes
+        return found + self.notes + ([self.not_comparable] if self.not_comparable else [])
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -142,6 +145,19 @@ class Board:
         changes = ", ".join(f"{r.model} {r.rank} → {r.rank_f}" for r in moved)
         return f"Ranked by the F-measure instead of the paper's recall, the order changes: {changes}."
 
+    def unranked_note(self) -> str:
+        """Why a board of ours ranks no row, and what to run to rank one; "" when a row is ranked."""
+        ours = [r for r in self.rows if r.source == OURS]
+        if self.reference or not ours or any(r.rank is not None for r in self.rows):
+            return ""
+        if all(r.partial for r in ours):
+            return (
+                "Nothing ranked: every row is partial (a --limit run or a missing task), and only runs of "
+                "every item of the split are ranked against each other. To rank a model, run `rolebench "
+                f"evaluate --model MODEL --tasks {self.split}` without --limit."
+            )
+        return "Nothing ranked: no complete row is comparable with another (see each row's notes)."
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,
@@ -154,6 +170,7 @@ class Board:
             "reference": self.reference,
             "order_note": self.order_note(),
             "rank_note": self.rank_note,
+            "unranked_note": self.unranked_note(),
             "rows": [r.to_dict() for r in self.rows],
         }
 

@@ -117,7 +117,9 @@ ABOUT_MORE = (
     "statistically tied, and say so in their notes. Each table is "
     "one board: rows scored with the same protocol, dataset files, judge and task versions; rows of "
     "different boards are never ranked together. Partial rows (a --limit run or a missing task) are "
-    'listed unranked. "reported (paper)" rows are the RoleLLM paper\'s numbers as printed.'
+    "listed unranked, and so is a row (a floor included) whose avg is the mean of other metrics or over "
+    'other items than the ranked rows\' (its notes say so). "reported (paper)" rows are the RoleLLM '
+    "paper's numbers as printed."
 )
 ABOUT = f"{ABOUT_LEAD} {ABOUT_MORE}"
 FLAG_LEGEND = [describe(flag) for flag in FLAG_ORDER]
@@ -279,7 +281,7 @@ def to_markdown(boards: Sequence[Board], title: str = "RoleBench leaderboard") -
                 disable_numparse=True,
             )
             parts += [f"### {md_escape(board_heading(board))}", "", table, ""]
-            for note in (board.order_note(), board.rank_note):
+            for note in (board.unranked_note(), board.order_note(), board.rank_note):
                 parts += [md_escape(note), ""] if note else []
     return "\n".join(parts)
 
@@ -319,7 +321,9 @@ def to_latex(boards: Sequence[Board]) -> str:
         )
         flags = {f for row in board.rows for f in row.flags}
         legend = " ".join(f"{describe(f)}." for f in FLAG_ORDER if f in flags)
-        order = "".join(f" {note}" for note in (board.order_note(), board.rank_note) if note)
+        order = "".join(
+            f" {note}" for note in (board.unranked_note(), board.order_note(), board.rank_note) if note
+        )
         caption = latex_escape(
             f"{SPLIT_LABELS[board.split]}: {board_heading(board)}.{order} {legend}".strip()
         )

@@ -118,6 +118,7 @@ def page_context(boards: Sequence[Board], title: str, generated: str) -> dict[st
                 "split_label": SPLIT_LABELS[board.split],
                 "heading": board_heading(board),
                 "reference": board.reference,
+                "unranked_note": board.unranked_note(),
                 "order_note": board.order_note(),
                 "rank_note": board.rank_note,
                 "panels": board_figure(board),
