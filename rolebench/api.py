@@ -17,6 +17,8 @@ answers serve only the same weights), or any object implementing the adapter pro
 
 from __future__ import annotations
 
+import atexit
+import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -118,7 +120,8 @@ def evaluate(model: Any, tasks: str | Sequence[str], **options: Any) -> RunResul
     Options are `rolebench evaluate`'s flags in snake_case: what changes the numbers (`limit`,
     `limit_mode`, `limit_seed`, `protocol`, `elicitation`, `shots`, `max_new_tokens`, `temperature`,
     `top_p`, `repetition_penalty`, `seed`, `bootstrap`, `data_dir`, `revision`, `model_args`,
-    `include_path`), how to run (`output`: the run folder, a temporary one when omitted; `batch_size`,
+    `include_path`), how to run (`output`: the run folder; when omitted, a temporary one, `results.folder`,
+    removed when Python exits or at once if the call fails; `batch_size`,
     `concurrency`, `base_url`, `progress`, `overwrite`) and the judge (`judge`, `judge_limit`,
     `judge_base_url`, `judge_config`, `price_table`). See `rolebench evaluate --help` for each.
     """
@@ -145,8 +148,29 @@ def evaluate_definition(
     settings = settings or JudgeSettings()
     if judge:
         prepare_judge(judge, settings)
-    if execution.output is None:  # a temporary run folder (made after every check passed)
-        execution = execution.model_copy(update={"output": Path(tempfile.mkdtemp(prefix="rolebench-run-"))})
+    if execution.output is not None:
+        return _evaluated(definition, execution, judge, settings, model)
+    # a temporary run folder (made after every check passed): `results.folder` while Python runs, removed
+    # when it exits, and at once when the call fails
+    temporary = Path(tempfile.mkdtemp(prefix="rolebench-run-"))
+    try:
+        results = _evaluated(
+            definition, execution.model_copy(update={"output": temporary}), judge, settings, model
+        )
+    except BaseException:
+        shutil.rmtree(temporary, ignore_errors=True)
+        raise
+    atexit.register(shutil.rmtree, temporary, ignore_errors=True)
+    return results
+
+
+def _evaluated(
+    definition: RunDefinition,
+    execution: Execution,
+    judge: str | None,
+    settings: JudgeSettings,
+    model: ModelHandle | None,
+) -> RunResults:
     results = evaluate_run(definition, execution, model)
     if judge and execution.output is not None:
         return judge_folder(RunFolder(execution.output), judge, settings)

@@ -8,7 +8,6 @@ import io
 import json
 import re
 import shutil
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -300,8 +299,9 @@ def test_build_errors_are_one_line(tmp_path, capsys):
 # ---- the page in a real browser --------------------------------------------------------------------
 
 
-def chrome_driver():
-    """Headless Chromium through the system chromedriver (nothing downloaded); skip when absent."""
+def chrome_driver(profile: Path):
+    """Headless Chromium through the system chromedriver (nothing downloaded), its profile in `profile` (a
+    test's own folder, removed with it); skip when absent."""
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     driver_path = shutil.which("chromedriver")
     if not chromium or not driver_path:
@@ -323,7 +323,7 @@ def chrome_driver():
         "--disable-component-update",
         "--disable-sync",
         "--window-size=1400,1100",
-        f"--user-data-dir={tempfile.mkdtemp(prefix='rolebench-chrome-')}",
+        f"--user-data-dir={profile}",
     ):
         options.add_argument(arg)
     return webdriver.Chrome(service=Service(driver_path), options=options)
@@ -337,7 +337,7 @@ def visible_models(driver, board_id: str | None = None) -> list[str]:
 
 def test_page_sorts_filters_and_drills_down_in_chromium(runs, tmp_path):
     _, written = build([runs], tmp_path, names=NAMES)
-    driver = chrome_driver()
+    driver = chrome_driver(tmp_path / "chrome")
     try:
         driver.get((tmp_path / "index.html").as_uri())
         board = board_of(collect([runs], names=NAMES), "weak model")
@@ -556,7 +556,7 @@ def test_page_reads_well_on_a_phone_and_on_desktops_in_chromium(runs, inflated, 
     shutil.copytree(runs / "zh-limit", tmp_path / "runs" / "zh-limit")
     shutil.copytree(runs / "nested", tmp_path / "runs" / "nested")
     build([tmp_path / "runs"], tmp_path / "board", names=NAMES)
-    driver = chrome_driver()
+    driver = chrome_driver(tmp_path / "chrome")
     try:
         mobile = width < 600
         driver.execute_cdp_cmd(
