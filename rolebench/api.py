@@ -18,14 +18,15 @@ answers serve only the same weights), or any object implementing the adapter pro
 from __future__ import annotations
 
 import atexit
+import functools
 import shutil
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from model_adapters import ModelAdapter
-from rolebench.errors import ConfigError
+from rolebench.errors import ConfigError, RoleBenchError, in_python_terms
 from rolebench.evaluation.pipeline import ModelHandle, evaluate_run, open_run, refresh_results
 from rolebench.judging.run import judge_run, prepare_judge
 from rolebench.judging.settings import JudgeSettings
@@ -90,6 +91,30 @@ def split_options(
     return definition, execution, EvaluateJudge.read(parts[2], where, flag_style=flag_style)
 
 
+def python_options() -> dict[str, str]:
+    """How each option of the Python API is written (`data_dir=`, `overwrite=True`), by name."""
+    fields = {n: f for cls in (*EVALUATE_OPTIONS, JudgeSettings) for n, f in cls.model_fields.items()}
+    return {n: f"{n}=True" if f.annotation in (bool, "bool") else f"{n}=" for n, f in fields.items()}
+
+
+Call = TypeVar("Call", bound=Callable[..., Any])
+
+
+def python_api(function: Call) -> Call:
+    """A function of the Python API: its errors name its options, not the command's flags
+    (`rolebench.errors.in_python_terms`; a command that calls it keeps its flags)."""
+
+    @functools.wraps(function)
+    def named(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except RoleBenchError as error:
+            in_python_terms(error, python_options())
+            raise
+
+    return cast(Call, named)
+
+
 def model_handle(model: Any, options: Mapping[str, Any]) -> tuple[str, ModelHandle | None]:
     """The spec a model argument records, and the model in memory when it is one (None: a spec)."""
     if isinstance(model, str):
@@ -114,6 +139,7 @@ def model_handle(model: Any, options: Mapping[str, Any]) -> tuple[str, ModelHand
     )
 
 
+@python_api
 def evaluate(model: Any, tasks: str | Sequence[str], **options: Any) -> RunResults:
     """Evaluate `model` on RoleBench `tasks` (task or group names) and return the run's results.
 
@@ -177,6 +203,7 @@ def _evaluated(
     return results
 
 
+@python_api
 def judge(run: str | Path, judge: str, against: str | Path | None = None, **options: Any) -> RunResults:
     """Judge a run's saved answers with the LLM judge `judge` (a model spec): against the RoleGPT baseline,
     or, with `against` (another run folder), against that run's answers on the items both hold. Options are
@@ -205,6 +232,7 @@ def judge_folder(
         return refresh_results(folder)
 
 
+@python_api
 def score(run: str | Path, protocol: str | None = None) -> RunResults:
     """Score a run's saved answers again (no model needed), adding `protocol`'s numbers when given
     (`rolellm`, `rolebench` or `opencompass`), and return its results. A damaged results.json is rebuilt,
@@ -220,6 +248,7 @@ def score(run: str | Path, protocol: str | None = None) -> RunResults:
         return refresh_results(folder, rescore=True)
 
 
+@python_api
 def read_results(run: str | Path) -> RunResults:
     """The results of a run folder (or of a results.json file)."""
     from rolebench.run.folder import read_results as read
