@@ -112,3 +112,31 @@ def test_beside_limit_rows_the_floors_are_on_their_items(demo_runs, tmp_path):
     same = next(r for r in floors if r.run != "question")
     assert not same.not_comparable and same.n == limited.n - (limited.n_not_covered or 0)
     assert f"scored on the items {limited.run} answered" in same.warnings()
+
+
+@pytest.mark.parametrize(
+    ("given", "shown"),
+    [
+        ("gnp\u202eexe", "gnp\\u202eexe"),  # a bidi override: would read as "gnpexe" reversed ("exe.png")
+        ("nul\x00byte", "nul\\x00byte"),
+        ("zero\u200bwidth\nline", "zero\\u200bwidth\\x0aline"),
+        ("x" * 10_000, "… (10,000 characters)"),
+    ],
+)
+def test_model_names_are_shown_as_what_they_are(demo_runs, tmp_path, given, shown):
+    """Bidi controls, NUL bytes and other invisible characters are written as escapes, and a 10,000-character
+    name is cut saying its length, in every output (issue 35 item 11)."""
+    out = tmp_path / "board"
+    assert (
+        main(
+            ["leaderboard", "build", str(demo_runs / "full"), "--out", str(out), "--name", f"rolegpt={given}"]
+        )
+        == 0
+    )
+    (board,) = collect([demo_runs / "full"], reference=False, names={"rolegpt": given})
+    row = next(r for r in board.rows if r.run == "rolegpt")
+    assert shown in row.model and len(row.model) <= 80
+    for page in ("index.html", "leaderboard.md", "leaderboard.csv", "leaderboard.tex", "leaderboard.json"):
+        text = (out / page).read_text(encoding="utf-8")
+        assert not any(c in text for c in "\x00\u202e\u200b"), page
+        assert "x" * 100 not in text, page

@@ -6,6 +6,7 @@ A row is one model on one split (a task group). The RoleLLM paper's reported num
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from functools import cache
@@ -175,17 +176,36 @@ class Board:
         }
 
 
+NAME_LIMIT = 80  # characters of a name shown; a longer one is cut and says how long it is
+_HIDDEN = ("Cc", "Cf", "Cs", "Zl", "Zp")  # controls, format (bidi, zero-width), surrogates, line breaks
+
+
+def shown_name(text: str) -> str:
+    """A name shown as what it is: a character that is invisible or moves the text around it (NUL, a
+    newline, a bidi override that makes "gnp\u202eexe" read "gnpexe" backwards, a zero-width space) is
+    written as its escape (`\u202e`), and a name over NAME_LIMIT characters is cut, saying its length."""
+    visible = "".join(
+        (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
+        if unicodedata.category(c) in _HIDDEN
+        else c
+        for c in text
+    )
+    if len(visible) <= NAME_LIMIT:
+        return visible
+    return f"{visible[: NAME_LIMIT - 24].rstrip()}… ({len(text):,} characters)"
+
+
 def display_name(spec: str, run: str, names: Mapping[str, str]) -> str:
     """How tables name a model: the name the user gave (by run name, then by model spec), the name of a
     `baseline:` answer set, else the spec itself; never a name read from the model's own files (a GGUF's
-    metadata calls `smollm2:135m` "Smollm2 135M 8k Lc100K Mix1 Ep2")."""
+    metadata calls `smollm2:135m` "Smollm2 135M 8k Lc100K Mix1 Ep2"). Shown as what it is (`shown_name`)."""
     for key in (run, spec):
         if key in names:
-            return names[key]
+            return shown_name(names[key])
     scheme, _, name = spec.partition(":")
     if scheme == "baseline" and name in INFO:
         return INFO[name][0]
-    return spec or "unknown model"
+    return shown_name(spec) if spec else "unknown model"
 
 
 def n_display(row: Row) -> str:
