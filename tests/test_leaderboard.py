@@ -565,6 +565,10 @@ def test_page_reads_well_on_a_phone_and_on_desktops_in_chromium(runs, inflated, 
         )
         driver.get((tmp_path / "board" / "index.html").as_uri())
         layout = driver.execute_script(LAYOUT_PROBE)
+        glances = driver.execute_script(
+            "return [...document.querySelectorAll('.glance')].map(e => [e.getBoundingClientRect().right, "
+            "getComputedStyle(e).display, e.textContent])"
+        )
         ARTIFACTS.mkdir(exist_ok=True)
         driver.save_screenshot(str(ARTIFACTS / f"leaderboard-{width}.png"))
     finally:
@@ -577,10 +581,13 @@ def test_page_reads_well_on_a_phone_and_on_desktops_in_chromium(runs, inflated, 
     for header in layout["headers"]:  # each header sits over its own column
         assert abs(header["dl"]) <= 1 and abs(header["dr"]) <= 1, header
     assert all(box["page"] <= width for box in layout["scrolling"])
-    if mobile:  # wide boards scroll inside their own box
+    if mobile:  # wide boards scroll inside their own box; the avg and the flags show under each name
         assert any(box["scrolls"] for box in layout["scrolling"])
+        assert glances and all(d == "block" and right <= width and "avg " in t for right, d, t in glances)
+        assert any("length-inflated" in t for _, _, t in glances)
     else:
         assert not any(box["scrolls"] for box in layout["scrolling"])
+        assert all(d == "none" for _, d, _ in glances)
     assert len(layout["pictures"]) >= 3 and all(p["panels"] for p in layout["pictures"])  # every board
     for picture in layout["pictures"]:
         scores = picture["panels"][0]

@@ -201,7 +201,7 @@ def floor_rows(rows: Sequence[Row], protocol: str) -> list[Row]:
     row that answered the most), and say so."""
     reference = _reference_measure(rows)
     items = reference[1] if reference else None
-    present = {r.spec for r in rows if r.source == FLOOR and measured(r)[1] == items and not r.partial}
+    present = {r.spec for r in rows if r.source == FLOOR and measured(r)[1] == items}
     candidates = [r for r in rows if r.floors and r.source != FLOOR]
     if not candidates:
         return []

@@ -176,7 +176,7 @@ class Board:
         }
 
 
-NAME_LIMIT = 80  # characters of a name shown; a longer one is cut and says how long it is
+NAME_LIMIT = 160  # characters of a name shown; a longer one is cut and says how long it is
 _HIDDEN = ("Cc", "Cf", "Cs", "Zl", "Zp")  # controls, format (bidi, zero-width), surrogates, line breaks
 
 

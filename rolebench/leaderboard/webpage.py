@@ -81,6 +81,7 @@ def _row_view(row: Row, best: dict[str, float], key: str) -> dict[str, Any]:
         "reference": row.source == REPORTED,
         "floor": row.source == FLOOR,
         "model": row.model,
+        "glance": f"avg {metric_text(row.avg)} · F avg {metric_text(row.f_avg)}",  # a phone: under the name
         "title": " · ".join(x for x in (row.elicitation, row.spec, row.run) if x),
         "rank": _cell(rank_text(row, row.rank), row.rank, sub=interval_text(row.rank_interval)),
         "scores": [score(m, metric_text(getattr(row, m))) for m in (*METRIC_KEYS, AVG, f"f_{AVG}")],
