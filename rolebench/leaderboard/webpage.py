@@ -61,8 +61,8 @@ def _length_cell(row: Row) -> dict[str, Any]:
 
 
 def _context_cell(row: Row) -> dict[str, Any]:
-    """Mean prompt tokens, and the seconds per answer below them."""
-    seconds = "" if row.seconds_per_answer is None else f"{row.seconds_per_answer:.2f} s/ans"
+    """Mean prompt tokens, and the latency (mean seconds per answer) below them."""
+    seconds = "" if row.seconds_per_answer is None else f"latency {row.seconds_per_answer:.2f} s"
     tokens = "–" if row.prompt_tokens is None else f"{row.prompt_tokens:.0f}"
     return _cell(tokens, row.prompt_tokens, sub=seconds)
 
