@@ -35,7 +35,7 @@ from model_adapters.interface import AdapterBase, Generation, GenerationConfig, 
 from model_adapters.network import offline
 from model_adapters.options import AdapterOptions
 from model_adapters.row_sampling import RowSampler
-from model_adapters.spec import ModelSpec
+from model_adapters.spec import ModelSpec, missing_local_path
 
 DTYPES = ("auto", "float32", "float16", "bfloat16")
 _DTYPE_ALIASES = {
@@ -177,6 +177,12 @@ class HFAdapter(AdapterBase):
             raise self._load_error("tokenizer", name, error) from None
 
     def _load_error(self, what: str, name: str, error: BaseException) -> ModelError:
+        if missing_local_path(name):
+            return ModelError(
+                f"cannot load the {what} of {name!r}: no such folder ({Path(name).expanduser().absolute()})",
+                where="--model",
+                fix="check the path (a local folder: hf:PATH; a Hub model: hf:ORG/NAME)",
+            )
         if not Path(name).expanduser().exists() and offline():
             return ModelError(
                 f"cannot load the {what} of {name!r}: the Hub cannot be reached and it is not in the "

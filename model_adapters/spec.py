@@ -18,6 +18,13 @@ from model_adapters.errors import ConfigError
 from model_adapters.registry import backend, usages
 
 
+def missing_local_path(name: str) -> bool:
+    """Whether `name` is written as a local path (`./x`, `../x`, `/x`, `~/x`; a Hub id starts with none of
+    these) and nothing is there: say so, not that the Hub cannot be reached."""
+    local = name in (".", "..") or name.startswith(("./", "../", "/", "~", ".\\", "..\\"))
+    return local and not Path(name).expanduser().exists()
+
+
 def split_revision(text: str, where: str = "--model") -> tuple[str, str | None]:
     """`ID[@REVISION]` -> (ID, REVISION); an existing local path is never split."""
     if "@" not in text or Path(text).expanduser().exists():

@@ -17,15 +17,18 @@ answers serve only the same weights), or any object implementing the adapter pro
 
 from __future__ import annotations
 
+import atexit
+import functools
 import os
+import shutil
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from model_adapters import ModelAdapter
 from rolebench.adapter_protocol import checked_info
-from rolebench.errors import ConfigError, ConfigTypeError, kind_of
+from rolebench.errors import ConfigError, ConfigTypeError, RoleBenchError, in_python_terms, kind_of
 from rolebench.evaluation.pipeline import ModelHandle, evaluate_run, open_run, refresh_results
 from rolebench.judging.run import judge_run, prepare_judge
 from rolebench.judging.settings import JudgeSettings
@@ -127,6 +130,30 @@ def in_memory_options(options: Mapping[str, Any]) -> dict[str, Any]:
     return dict(options)
 
 
+def python_options() -> dict[str, str]:
+    """How each option of the Python API is written (`data_dir=`, `overwrite=True`), by name."""
+    fields = {n: f for cls in (*EVALUATE_OPTIONS, JudgeSettings) for n, f in cls.model_fields.items()}
+    return {n: f"{n}=True" if f.annotation in (bool, "bool") else f"{n}=" for n, f in fields.items()}
+
+
+Call = TypeVar("Call", bound=Callable[..., Any])
+
+
+def python_api(function: Call) -> Call:
+    """A function of the Python API: its errors name its options, not the command's flags
+    (`rolebench.errors.in_python_terms`; a command that calls it keeps its flags)."""
+
+    @functools.wraps(function)
+    def named(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except RoleBenchError as error:
+            in_python_terms(error, python_options())
+            raise
+
+    return cast(Call, named)
+
+
 def model_handle(model: Any, options: Any) -> tuple[str, ModelHandle | None]:
     """The spec a model argument records, and the model in memory when it is one (None: a spec). A model
     in memory is checked here: a bad pair, an adapter whose `spec` or `info()` is not what the protocol
@@ -172,13 +199,15 @@ def model_handle(model: Any, options: Any) -> tuple[str, ModelHandle | None]:
     )
 
 
+@python_api
 def evaluate(model: Any, tasks: str | Sequence[str], **options: Any) -> RunResults:
     """Evaluate `model` on RoleBench `tasks` (task or group names) and return the run's results.
 
     Options are `rolebench evaluate`'s flags in snake_case: what changes the numbers (`limit`,
     `limit_mode`, `limit_seed`, `protocol`, `elicitation`, `shots`, `max_new_tokens`, `temperature`,
     `top_p`, `repetition_penalty`, `seed`, `bootstrap`, `data_dir`, `revision`, `model_args`,
-    `include_path`), how to run (`output`: the run folder, a temporary one when omitted; `batch_size`,
+    `include_path`), how to run (`output`: the run folder; when omitted, a temporary one, `results.folder`,
+    removed when Python exits or at once if the call fails; `batch_size`,
     `concurrency`, `base_url`, `progress`, `overwrite`) and the judge (`judge`, `judge_limit`,
     `judge_base_url`, `judge_config`, `price_table`). See `rolebench evaluate --help` for each.
 
@@ -210,14 +239,36 @@ def evaluate_definition(
     settings = settings or JudgeSettings()
     if judge:
         prepare_judge(judge, settings)
-    if execution.output is None:  # a temporary run folder (made after every check passed)
-        execution = execution.model_copy(update={"output": Path(tempfile.mkdtemp(prefix="rolebench-run-"))})
+    if execution.output is not None:
+        return _evaluated(definition, execution, judge, settings, model)
+    # a temporary run folder (made after every check passed): `results.folder` while Python runs, removed
+    # when it exits, and at once when the call fails
+    temporary = Path(tempfile.mkdtemp(prefix="rolebench-run-"))
+    try:
+        results = _evaluated(
+            definition, execution.model_copy(update={"output": temporary}), judge, settings, model
+        )
+    except BaseException:
+        shutil.rmtree(temporary, ignore_errors=True)
+        raise
+    atexit.register(shutil.rmtree, temporary, ignore_errors=True)
+    return results
+
+
+def _evaluated(
+    definition: RunDefinition,
+    execution: Execution,
+    judge: str | None,
+    settings: JudgeSettings,
+    model: ModelHandle | None,
+) -> RunResults:
     results = evaluate_run(definition, execution, model)
     if judge and execution.output is not None:
         return judge_folder(RunFolder(execution.output), judge, settings)
     return results
 
 
+@python_api
 def run_folder(value: object, name: str, where: str) -> RunFolder:
     """The run folder an argument names (a str or a path); a ConfigTypeError naming the argument else."""
     if not isinstance(value, str | os.PathLike):
@@ -260,6 +311,7 @@ def judge_folder(
         return refresh_results(folder)
 
 
+@python_api
 def score(run: str | Path, protocol: str | None = None) -> RunResults:
     """Score a run's saved answers again (no model needed), adding `protocol`'s numbers when given
     (`rolellm`, `rolebench` or `opencompass`), and return its results. A damaged results.json is rebuilt,
@@ -275,6 +327,7 @@ def score(run: str | Path, protocol: str | None = None) -> RunResults:
         return refresh_results(folder, rescore=True)
 
 
+@python_api
 def read_results(run: str | Path) -> RunResults:
     """The results of a run folder (or of a results.json file)."""
     from rolebench.run.folder import read_results as read

@@ -11,6 +11,11 @@ the wrong type) is a `TypeError` as well; the command line prints each as its on
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+
 from model_adapters.errors import ConfigError, MissingDependency, ModelError, first_line
 from model_adapters.errors import UserError as RoleBenchError
 
@@ -38,6 +43,37 @@ class RunFailed(RoleBenchError):
     exit_code = 1
 
 
+_COMMAND_LINE: ContextVar[bool] = ContextVar("rolebench_command_line", default=False)
+_FLAG = re.compile(r"--([a-z][a-z0-9-]*)")
+
+
+@contextmanager
+def command_line() -> Iterator[None]:
+    """While a command runs (`rolebench.cli.main`): its errors keep naming the command's flags."""
+    token = _COMMAND_LINE.set(True)
+    try:
+        yield
+    finally:
+        _COMMAND_LINE.reset(token)
+
+
+def in_python_terms(error: RoleBenchError, options: Mapping[str, str]) -> None:
+    """An error raised under a Python API call names the call's options where its one message names the
+    command's flags (`--data-dir` -> `data_dir=`, `--overwrite` -> `overwrite=True`): `options` maps each
+    option to how it is written. Nothing changes under a command (`command_line`)."""
+    if _COMMAND_LINE.get():
+        return
+
+    def rename(text: str | None) -> str | None:
+        if text is None:
+            return None
+        return _FLAG.sub(lambda m: options.get(m[1].replace("-", "_"), m[0]), text)
+
+    error.what = rename(error.what) or error.what
+    error.where, error.fix = rename(error.where), rename(error.fix)
+    error.args = (error.line(),)
+
+
 __all__ = [
     "ConfigError",
     "ConfigTypeError",
@@ -46,6 +82,8 @@ __all__ = [
     "ModelError",
     "RoleBenchError",
     "RunFailed",
+    "command_line",
     "first_line",
+    "in_python_terms",
     "kind_of",
 ]

@@ -190,3 +190,38 @@ def rolebench_data() -> Path:
             f"RoleBench data not found at {path}: set ROLEBENCH_DATA to a local copy in the Hub layout"
         )
     return path
+
+
+# ---- why tests were skipped (issue 36 item 5) ---------------------------------------------------------
+
+SKIP_REMEDIES = {  # a phrase of the skip reason -> how to run those tests
+    "RoleBench data not found": "put the RoleBench files (Hub layout) in ../shared/rolebench or set "
+    "ROLEBENCH_DATA=DIR (`rolebench data download --to DIR`)",
+    "could not import": "install the module (`make test` installs what the tests need: pyproject.toml's "
+    "test extras)",
+}
+
+
+def skip_groups(reports: list[pytest.TestReport]) -> dict[str, int]:
+    """Skip reasons and how many tests each skipped, most first (a reason's text as pytest gives it)."""
+    counts: dict[str, int] = {}
+    for report in reports:
+        longrepr = report.longrepr
+        reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+        reason = reason.removeprefix("Skipped: ").strip()
+        counts[reason] = counts.get(reason, 0) + 1
+    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Beside "N skipped": why, grouped by reason, and what to install or set to run those tests."""
+    skipped = [r for r in terminalreporter.stats.get("skipped", []) if isinstance(r, pytest.TestReport)]
+    if not skipped:
+        return
+    terminalreporter.section(f"{len(skipped)} skipped, by reason (`pytest -rs` lists each test)")
+    for reason, count in skip_groups(skipped).items():
+        terminalreporter.line(f"{count:5d}  {reason}")
+        for phrase, remedy in SKIP_REMEDIES.items():
+            if phrase.lower() in reason.lower():
+                terminalreporter.line(f"       to run them: {remedy}")
+                break

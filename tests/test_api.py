@@ -255,3 +255,56 @@ def test_a_model_in_memory_has_the_same_identity_in_every_process(tiny_model_dir
     )
     second = HFAdapter.from_loaded(model, tokenizer).fingerprint_loaded()
     assert first == second and first["weights_digest"] and first["configs_sha256"]
+
+
+TEMPORARY_RUNS = """
+import os, sys, tempfile
+from pathlib import Path
+import rolebench
+
+results = rolebench.evaluate("baseline:rolegpt", "rolebench_demo", limit=2, progress=False)
+assert results.folder.is_dir() and (results.folder / "results.json").is_file()
+print(results.folder)
+
+
+class Broken:
+    spec = "custom:broken"
+
+    def info(self):
+        return {"name": "broken"}
+
+    def generate(self, requests, config):
+        raise RuntimeError("the model broke")
+
+    def close(self):
+        pass
+
+
+try:
+    rolebench.evaluate(Broken(), "rolebench_demo", limit=2, progress=False)
+except Exception as error:
+    print("failed:", type(error).__name__, file=sys.stderr)
+left = sorted(p.name for p in Path(tempfile.gettempdir()).glob("rolebench-run-*"))
+print("after the failed call:", left)
+"""
+
+
+def test_temporary_run_folders_are_removed_at_exit_and_when_a_call_fails(tmp_path):
+    """evaluate() without `output` runs in a temporary folder (`results.folder` while Python runs): a failed
+    call removes its own at once, and none is left once Python exits (issue 36 item 7, issue 35 item 9)."""
+    import os
+    import subprocess
+    import sys
+
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = {**os.environ, "TMPDIR": str(temp), "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    done = subprocess.run(
+        [sys.executable, "-c", TEMPORARY_RUNS], capture_output=True, text=True, env=env, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    folder = Path(done.stdout.splitlines()[0])
+    assert folder.parent == temp and folder.name.startswith("rolebench-run-")
+    assert done.stdout.splitlines()[1] == f"after the failed call: {[folder.name]}", done.stdout + done.stderr
+    assert "failed:" in done.stderr
+    assert not list(temp.glob("rolebench-run-*"))  # the successful call's, once Python exited

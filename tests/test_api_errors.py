@@ -402,3 +402,27 @@ def test_the_other_arguments_of_evaluate_fail_the_python_way(tmp_path: Any) -> N
         with pytest.raises(kind, match=re.escape(named)):
             call()
     assert in_the_way.read_text(encoding="utf-8") == "x"
+
+
+def test_api_errors_name_the_python_options_and_the_command_its_flags(tmp_path, capsys):
+    """An error of the Python API names `overwrite=True` and `data_dir=`, the command `--overwrite` and
+    `--data-dir`, from one message each (issue 36 item 7)."""
+    import rolebench
+    from rolebench.cli.main import main
+
+    run = tmp_path / "run"
+    rolebench.evaluate("baseline:rolegpt", "rolebench_demo", limit=2, output=run, progress=False)
+    with pytest.raises(ValueError) as error:
+        rolebench.evaluate(
+            "baseline:rolegpt", "rolebench_demo", limit=2, temperature=0.7, output=run, progress=False
+        )
+    assert "pass overwrite=True to replace that run" in str(error.value) and "--" not in str(error.value)
+    with pytest.raises(ValueError) as error:
+        rolebench.evaluate(
+            "baseline:rolegpt", "rolebench_zh", data_dir=str(tmp_path / "none"), progress=False
+        )
+    assert "(data_dir=)" in str(error.value) and "--data-dir" not in str(error.value), str(error.value)
+    capsys.readouterr()
+    command = ["evaluate", "--model", "baseline:rolegpt", "--tasks", "rolebench_demo", "--no-progress"]
+    assert main([*command, "--limit", "2", "--temperature", "0.7", "--output", str(run)]) == 2
+    assert "pass --overwrite to replace that run" in capsys.readouterr().err

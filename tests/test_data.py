@@ -170,3 +170,28 @@ def test_the_dataset_card_lists_rows_that_hold_rolegpts_own_answer(rolebench_dat
 
     issues = collect(resolve_source(str(rolebench_data))).issues
     assert any("72 of 1451 rows list the RoleGPT baseline answer" in issue for issue in issues)
+
+
+def test_data_audit_takes_the_folder_as_data_info_does_and_the_old_flag_still(tmp_path, capsys):
+    """`data audit DIR`, as `data info DIR` and `data verify DIR` (issue 36 item 7); `--data-dir DIR` still
+    works, saying it is deprecated; both at once are refused in one line."""
+    from rolebench.cli.main import main
+
+    data = tmp_path / "data"
+    write_jsonl(
+        data / "rolebench-zh" / "role_specific" / "test.jsonl",
+        [{"role": "李白", "question": "你会喝酒吗？", "generated": ["会"]}],
+    )
+    (data / "profiles-zh").mkdir(parents=True)
+    (data / "profiles-zh" / "desc.json").write_text(json.dumps({"李白": "诗仙"}), encoding="utf-8")
+    capsys.readouterr()
+    assert main(["data", "audit", str(data)]) == 0
+    positional = capsys.readouterr()
+    assert f"source: local {data}" in positional.out or str(data) in positional.out
+    assert "deprecated" not in positional.err
+    assert main(["data", "audit", "--data-dir", str(data)]) == 0
+    flagged = capsys.readouterr()
+    assert flagged.out == positional.out
+    assert "`data audit --data-dir DIR` is deprecated: write `data audit DIR`" in flagged.err
+    assert main(["data", "audit", str(data), "--data-dir", str(data)]) == 2
+    assert capsys.readouterr().err.count("two data folders given") == 1

@@ -302,7 +302,7 @@ def test_demo_few_shot_offline_with_a_real_model_records_context_cost(
     zero = demo_run(tmp_path, *flags, model=model)
     few = demo_run(tmp_path, *flags, "--elicitation", "few-shot-dialogue", model=model)
     out = capsys.readouterr().out
-    assert "elicitation: few-shot-dialogue, 3 shots" in out and "prompt tok" in out and "s/answer" in out
+    assert "elicitation: few-shot-dialogue, 3 shots" in out and "prompt tok" in out and "latency s" in out
     for task in ("rolebench_demo_general", "rolebench_demo_specific"):
         cost = {run: read_results(run).results[task].context for run in (zero, few)}
         assert cost[zero].shots_mean == 0 and cost[few].shots_mean == 3

@@ -230,3 +230,30 @@ def test_ray_refusing_a_token_anywhere_is_the_same_line() -> None:
 
     line, code = describe(exceptions.AuthenticationError("RPC error: InvalidAuthToken: token is incorrect"))
     assert code == 2 and line.startswith("the Ray cluster refused this client's token")
+
+
+@pytest.mark.parametrize("path", ["./typo", "../no-such-model", "/no/such/model"])
+def test_a_local_model_path_that_does_not_exist_is_named_so(tmp_path, capsys, monkeypatch, path):
+    """`hf:./typo` is a local folder that is not there, not a Hub id the network cannot reach (issue 36)."""
+    pytest.importorskip("transformers")
+    from rolebench.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    code = main(
+        [
+            "evaluate",
+            "--model",
+            f"hf:{path}",
+            "--tasks",
+            "rolebench_demo",
+            "--limit",
+            "1",
+            "--no-progress",
+            "--output",
+            str(tmp_path / "run"),
+        ]
+    )
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code != 0 and len(err) == 1, err
+    assert f"cannot load the tokenizer of {path!r}: no such folder" in err[0]
+    assert "Hub cannot be reached" not in err[0] and "hf:ORG/NAME" in err[0]

@@ -146,7 +146,7 @@ def test_a_file_to_write_that_cannot_be_is_named_as_given(tmp_path, capsys):
     """`--json` (and every result file, written atomically through a temporary file beside it): a target
     that is a folder, or under a file, is one line naming the user's path, never the temporary file."""
     data = tmp_path / "data"
-    assert run(capsys, "data", "audit", "--data-dir", str(data.parent))[0] == 2  # no test file: refused
+    assert run(capsys, "data", "audit", str(data.parent))[0] == 2  # no test file: refused
     split = data / "rolebench-zh" / "role_specific"
     split.mkdir(parents=True)
     (split / "test.jsonl").write_text(
@@ -161,7 +161,7 @@ def test_a_file_to_write_that_cannot_be_is_named_as_given(tmp_path, capsys):
         (in_the_way / "audit.json", f"Not a directory ({in_the_way})"),
         (in_the_way / "deeper" / "audit.json", f"Not a directory ({in_the_way})"),
     ]:
-        code, err = run(capsys, "data", "audit", "--data-dir", str(tmp_path / "data"), "--json", str(target))
+        code, err = run(capsys, "data", "audit", str(tmp_path / "data"), "--json", str(target))
         assert code == 2 and named in err and err.count("\n") == 1, err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file", "data"]  # no temporary file left
 

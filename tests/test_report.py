@@ -155,3 +155,17 @@ def test_report_shows_every_protocol_lengths_flags_and_floors(demo_run, tmp_path
         "below-floor: at or below",
     ):
         assert text in page
+
+
+def test_report_title_is_the_model_spec_the_user_gave_shown_as_it_is(demo_run, tmp_path):
+    """Not the name in the model file's metadata (issue 36 item 7); invisible characters as escapes."""
+    run_dir = tmp_path / "run"
+    shutil.copytree(demo_run, run_dir)
+    results = read_results(run_dir)
+    results.config.model.update(name="Smollm2 135M 8k Lc100K Mix1 Ep2", spec="hf:./my-model\u202e")
+    write_results(run_dir, results)
+    context = report_context(run_dir)
+    assert context["title"] == "RoleBench run report: hf:./my-model\\u202e"
+    page = write_report(run_dir).read_text(encoding="utf-8")
+    assert "<title>RoleBench run report: hf:./my-model\\u202e</title>" in page
+    assert "\u202e" not in page.split("<h1>")[1].split("</h1>")[0]

@@ -250,3 +250,22 @@ def test_score_of_a_run_interrupted_before_any_result_says_to_resume(tmp_path, c
     err = capsys.readouterr().err
     assert "interrupted before any task finished" in err and "run the same `rolebench evaluate`" in err
     assert "shared/rolebench" not in err
+
+
+@pytest.mark.parametrize("protocol", ["opencompass", "rolebench", None])
+def test_score_of_an_intact_run_warns_of_no_damage(tmp_path, capsys, protocol):
+    """Adding a protocol (or scoring again) rewrites the samples files: that is no interrupted write, and
+    neither the CLI nor the Python API says there was one (issue 36 item 1)."""
+    from rolebench import score
+
+    run = tmp_path / "run"
+    assert evaluate(capsys, run, "--tasks", "rolebench_demo", "--limit", "5")[0] == 0
+    capsys.readouterr()
+    assert main(["score", str(run), *(["--protocol", protocol] if protocol else [])]) == 0
+    err = capsys.readouterr().err
+    assert "did not match" not in err and "damaged" not in err and "interrupted" not in err, err
+    held = read_results(run).config.scoring
+    assert protocol is None or protocol in str(held)
+    score(run, "opencompass")
+    err = capsys.readouterr().err
+    assert "did not match" not in err and "interrupted" not in err, err

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from rolebench import commands
 from rolebench.cli.failures import report
 from rolebench.commands._arguments import Parser, config_defaults
+from rolebench.errors import command_line
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -51,7 +52,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         args = with_config_file(parser, args, argv)
-        return int(args.run(args) or 0)
+        with command_line():
+            return int(args.run(args) or 0)
     except BrokenPipeError:  # e.g. `rolebench tasks | head`: the reader left; say nothing more
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keeps Python's exit flush from failing again
         return 0

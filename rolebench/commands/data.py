@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 
 from rolebench.commands._arguments import Subparsers
@@ -145,10 +146,12 @@ def _audit_parser(sub: Subparsers) -> None:
         "a train file says so. --json writes the item ids behind every count.",
     )
     a.add_argument(
-        "--data-dir",
+        "dir",
+        nargs="?",
         metavar="DIR",
         help="folder, build folder or hf://ORG/NAME@REV (default: $ROLEBENCH_DATA, else the Hub)",
     )
+    a.add_argument("--data-dir", help="the former spelling of DIR (still read, with a deprecation line)")
     a.add_argument("--revision", help="revision for the Hub or an hf:// location")
     a.add_argument("--json", type=Path, metavar="FILE", help='write {"splits": {SPLIT: {...}}} with the ids')
 
@@ -325,15 +328,25 @@ def _audit(args: argparse.Namespace) -> int:
     from rolebench.data.resolve import resolve_source
     from rolebench.storage.files import write_json_atomic
 
-    source = resolve_source(args.data_dir, revision=args.revision)
+    given = args.dir
+    if args.data_dir is not None:
+        if given is not None:
+            raise ConfigError(
+                "two data folders given (DIR and --data-dir)",
+                where="rolebench data audit",
+                fix="give one: rolebench data audit DIR",
+            )
+        print("rolebench: `data audit --data-dir DIR` is deprecated: write `data audit DIR`", file=sys.stderr)
+        given = args.data_dir
+    source = resolve_source(given, revision=args.revision)
     print(f"source: {source.describe_location()}")
     audits = audit_source(source)
     if not any(a.test_items for a in audits.values()):
         raise DataError(
             f"no RoleBench test file in {source.describe_location()} (looked for "
             f"{', '.join(a.test_file for a in audits.values())})",
-            where="--data-dir",
-            fix="point --data-dir or ROLEBENCH_DATA at a folder in the Hub layout",
+            where=source.describe_location(),
+            fix="give `rolebench data audit` a folder in the Hub layout (DIR, or ROLEBENCH_DATA)",
         )
     print(audit_table(audits.values()))
     if args.json is not None:

@@ -66,6 +66,7 @@ def add_parser(subparsers: Subparsers) -> None:
 def run_build(args: argparse.Namespace) -> int:
     from rolebench.leaderboard.build import RESULTS_DIR, build
     from rolebench.leaderboard.items import ITEM_SCORES_FILE
+    from rolebench.leaderboard.rows import SPLIT_LABELS
 
     boards, written = build(
         args.results,
@@ -79,6 +80,11 @@ def run_build(args: argparse.Namespace) -> int:
         f"{ours} rows in {sum(not b.reference for b in boards)} boards "
         f"(+{sum(b.reference for b in boards)} paper boards); wrote:"
     )
+    for board in boards:
+        if board.unranked_note():
+            print(
+                f"  {SPLIT_LABELS[board.split]} ({board.protocol} · {board.dataset}): {board.unranked_note()}"
+            )
     copies = [p for p in written if p.is_relative_to(args.out / RESULTS_DIR)]
     for path in written:
         if path not in copies:

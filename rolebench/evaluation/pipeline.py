@@ -270,6 +270,9 @@ def refresh_results(folder: RunFolder, *, rescore: bool = False) -> RunResults:
     """The run's results.json derived again from its files (call under its lock), saying on stderr what a
     damaged or out-of-date one (an interrupted write) lacked; `rescore`: score every answer again."""
     record = open_run(folder)
+    # the samples files as they are before this derivation (which rewrites them when it adds a protocol):
+    # results.json is out of date only if it does not match these
+    on_disk = {task: folder.samples_digest(task) for task in record.finished_tasks()}
     try:
         before: RunResults | None = folder.read_results() if folder.results_path.is_file() else None
         damaged = None
@@ -284,8 +287,8 @@ def refresh_results(folder: RunFolder, *, rescore: bool = False) -> RunResults:
     elif before is not None:
         stale = [
             task
-            for task, result in results.results.items()
-            if task not in before.results or before.results[task].samples_sha256 != result.samples_sha256
+            for task in results.results
+            if task not in before.results or before.results[task].samples_sha256 != on_disk.get(task)
         ]
         if stale:
             print(

@@ -96,16 +96,63 @@ def _competition_ranks(rows: Sequence[Row], value: Callable[[Row], float | None]
     return ranks
 
 
+def measured(row: Row) -> tuple[tuple[str, ...], int]:
+    """What a row's avg is the mean of: its metrics with a value, and the number of items it covers."""
+    return tuple(m for m in METRIC_KEYS if getattr(row, m) is not None), (row.n or 0) - (
+        row.n_not_covered or 0
+    )
+
+
+def describe_measured(key: tuple[tuple[str, ...], int]) -> str:
+    """`CUS and SPE over 1,690 items`."""
+    metrics = [m.upper() for m in key[0]] or ["no metric"]
+    named = metrics[0] if len(metrics) == 1 else ", ".join(metrics[:-1]) + " and " + metrics[-1]
+    return f"{named} over {key[1]:,} items"
+
+
+def _reference_measure(rows: Sequence[Row]) -> tuple[tuple[str, ...], int] | None:
+    """What the board's ranked rows average: the measure most complete rows share (ties: more metrics,
+    then more items); without complete rows, that of the rows of ours; None without either."""
+    complete = [r for r in rows if not r.partial and r.avg is not None and r.source != FLOOR]
+    pool = complete or [r for r in rows if r.avg is not None and r.source != FLOOR]
+    if not pool:
+        return None
+    keys = [measured(r) for r in pool]
+    return max(set(keys), key=lambda k: (keys.count(k), len(k[0]), k[1]))
+
+
+def mark_comparable(rows: Sequence[Row]) -> None:
+    """A row (a floor included) whose avg is the mean of other metrics or over other items than the board's
+    ranked rows' is not ranked against them nor drawn beside them, and its note says why."""
+    reference = _reference_measure(rows)
+    if reference is None:
+        return
+    kind = "partial" if all(r.partial for r in rows if r.source != FLOOR) else "ranked"
+    for row in rows:
+        if row.avg is not None and not row.partial and measured(row) != reference:
+            row.not_comparable = (
+                f"not comparable: its avg is over {describe_measured(measured(row))}, the {kind} rows' over "
+                f"{describe_measured(reference)}"
+            )
+
+
 def rank_rows(rows: list[Row]) -> list[Row]:
     """Complete rows by avg (highest first) with competition ranks, and their ranks by the F-measure's
-    avg (`rank_f`); partial rows after them, then the floors, unranked."""
+    avg (`rank_f`); partial rows after them, then the floors and the rows not comparable with the ranked
+    ones (`mark_comparable`), unranked."""
+    mark_comparable(rows)
 
     def order(row: Row) -> tuple[Any, ...]:
         floor = row.source == FLOOR
-        return (floor, row.partial, row.avg is None, -(row.avg or 0.0), row.model.lower(), row.run)
+        apart = bool(row.not_comparable)
+        return (floor, apart, row.partial, row.avg is None, -(row.avg or 0.0), row.model.lower(), row.run)
 
     ordered = sorted(rows, key=order)
-    ranked = [r for r in ordered if not r.partial and r.avg is not None and r.source != FLOOR]
+    ranked = [
+        r
+        for r in ordered
+        if not r.partial and r.avg is not None and r.source != FLOOR and not r.not_comparable
+    ]
     by_avg = _competition_ranks(ranked, lambda r: r.avg)
     with_f = [r for r in ranked if r.f_avg is not None]
     by_f = _competition_ranks(with_f, lambda r: r.f_avg)
@@ -149,14 +196,16 @@ def group_rows(runs: Sequence[tuple[RunResults, str]], names: Mapping[str, str] 
 
 
 def floor_rows(rows: Sequence[Row], protocol: str) -> list[Row]:
-    """The floors of a board that no floor run of it shows (a floor run covers every item of the
-    split): each row records them on the items it answered, so they are taken from the row that
-    answered the most, and say so."""
-    present = {r.spec for r in rows if r.source == FLOOR}
+    """The floors of a board that no floor run on the ranked rows' items shows (`_reference_measure`): each
+    row records them on the items it answered, so they are taken from a row on those items (else the
+    row that answered the most), and say so."""
+    reference = _reference_measure(rows)
+    items = reference[1] if reference else None
+    present = {r.spec for r in rows if r.source == FLOOR and measured(r)[1] == items}
     candidates = [r for r in rows if r.floors and r.source != FLOOR]
     if not candidates:
         return []
-    source = max(candidates, key=lambda r: ((r.n or 0) - (r.n_not_covered or 0), not r.partial))
+    source = max(candidates, key=lambda r: (measured(r)[1] == items, measured(r)[1], not r.partial))
     found = []
     for spec, block in source.floors.items():
         if spec in present or not any(v is not None for v in (block.get(protocol) or {}).values()):

@@ -123,7 +123,7 @@ def _axis(panel: Panel, left: float, right: float, y: float, low: float, high: f
 
 
 def _floors(board: Board) -> list[Row]:
-    return [r for r in board.rows if r.source == FLOOR and r.avg is not None]
+    return [r for r in board.rows if r.source == FLOOR and r.avg is not None and not r.not_comparable]
 
 
 def _floor_name(row: Row) -> str:

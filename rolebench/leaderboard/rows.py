@@ -6,6 +6,7 @@ A row is one model on one split (a task group). The RoleLLM paper's reported num
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from functools import cache
@@ -74,6 +75,9 @@ class Row:
     flags: list[str] = field(default_factory=list)  # rolebench.scoring.flags: length-inflated, looping, ...
     floors: dict[str, Any] = field(default_factory=dict)  # the split's floors on this row's items
     notes: list[str] = field(default_factory=list)
+    not_comparable: str = (
+        ""  # why its avg is not ranked against the board's ranked rows (other metrics/items)
+    )
     board: str = ""
     rank: int | None = None  # under the headline (the paper's recall)
     rank_f: int | None = None  # under the F-measure: a rank length cannot buy
@@ -105,7 +109,7 @@ class Row:
             found.append(f"not covered: {self.n_not_covered:,} of {self.n:,}")
         if self.tied_with:
             found.append(f"statistically tied with {', '.join(self.tied_with)} (rank intervals overlap)")
-        return found + self.notes
+        return found + self.notes + ([self.not_comparable] if self.not_comparable else [])
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -142,6 +146,19 @@ class Board:
         changes = ", ".join(f"{r.model} {r.rank} → {r.rank_f}" for r in moved)
         return f"Ranked by the F-measure instead of the paper's recall, the order changes: {changes}."
 
+    def unranked_note(self) -> str:
+        """Why a board of ours ranks no row, and what to run to rank one; "" when a row is ranked."""
+        ours = [r for r in self.rows if r.source == OURS]
+        if self.reference or not ours or any(r.rank is not None for r in self.rows):
+            return ""
+        if all(r.partial for r in ours):
+            return (
+                "Nothing ranked: every row is partial (a --limit run or a missing task), and only runs of "
+                "every item of the split are ranked against each other. To rank a model, run `rolebench "
+                f"evaluate --model MODEL --tasks {self.split}` without --limit."
+            )
+        return "Nothing ranked: no complete row is comparable with another (see each row's notes)."
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,
@@ -154,21 +171,41 @@ class Board:
             "reference": self.reference,
             "order_note": self.order_note(),
             "rank_note": self.rank_note,
+            "unranked_note": self.unranked_note(),
             "rows": [r.to_dict() for r in self.rows],
         }
+
+
+NAME_LIMIT = 160  # characters of a name shown; a longer one is cut and says how long it is
+_HIDDEN = ("Cc", "Cf", "Cs", "Zl", "Zp")  # controls, format (bidi, zero-width), surrogates, line breaks
+
+
+def shown_name(text: str) -> str:
+    """A name shown as what it is: a character that is invisible or moves the text around it (NUL, a
+    newline, a bidi override that makes "gnp\u202eexe" read "gnpexe" backwards, a zero-width space) is
+    written as its escape (`\u202e`), and a name over NAME_LIMIT characters is cut, saying its length."""
+    visible = "".join(
+        (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
+        if unicodedata.category(c) in _HIDDEN
+        else c
+        for c in text
+    )
+    if len(visible) <= NAME_LIMIT:
+        return visible
+    return f"{visible[: NAME_LIMIT - 24].rstrip()}… ({len(text):,} characters)"
 
 
 def display_name(spec: str, run: str, names: Mapping[str, str]) -> str:
     """How tables name a model: the name the user gave (by run name, then by model spec), the name of a
     `baseline:` answer set, else the spec itself; never a name read from the model's own files (a GGUF's
-    metadata calls `smollm2:135m` "Smollm2 135M 8k Lc100K Mix1 Ep2")."""
+    metadata calls `smollm2:135m` "Smollm2 135M 8k Lc100K Mix1 Ep2"). Shown as what it is (`shown_name`)."""
     for key in (run, spec):
         if key in names:
-            return names[key]
+            return shown_name(names[key])
     scheme, _, name = spec.partition(":")
     if scheme == "baseline" and name in INFO:
         return INFO[name][0]
-    return spec or "unknown model"
+    return shown_name(spec) if spec else "unknown model"
 
 
 def n_display(row: Row) -> str:

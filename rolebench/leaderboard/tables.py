@@ -29,7 +29,7 @@ HEADERS = [
     "F rank (95% CI)",
     "Answer len (ref, cut)",
     "Looping",
-    "Prompt tok · s/answer",
+    "Prompt tok · latency s",
     "Win rate % (95% CI)",
     "LC win rate % (95% CI)",
     "W/T/L",
@@ -108,8 +108,10 @@ ABOUT_MORE = (
     "role's description or the train file's answer to the same instruction (unranked rows). "
     "Prompting (on the page: under the model's name) = how the role "
     "was prompted: the paper's zero-shot, few-shot prompt or few-shot dialogue engineering "
-    "(demonstrations from the role's own script); Prompt tok · s/answer (the page's Prompt column) = "
-    "what that costs: mean prompt tokens and the backend's seconds per answer. Win rate = share of "
+    "(demonstrations from the role's own script); Prompt tok · latency s (the page's Prompt column) = "
+    "what that costs: mean prompt tokens, and the latency: the mean seconds one answer took from its "
+    "request to its last token (answers generated together overlap, so this is not the run's time "
+    "divided by its answers, nor 1 / throughput). Win rate = share of "
     "answers an LLM judge prefers over the RoleGPT baseline (ties count half), in percent; LC win rate "
     "= the same, length-controlled (AlpacaEval 2.0's regression, read at equal lengths). Rank (and F rank) "
     "with its 95% interval [best–worst]: the items of the split resampled 1,000 times, jointly for every "
@@ -117,7 +119,9 @@ ABOUT_MORE = (
     "statistically tied, and say so in their notes. Each table is "
     "one board: rows scored with the same protocol, dataset files, judge and task versions; rows of "
     "different boards are never ranked together. Partial rows (a --limit run or a missing task) are "
-    'listed unranked. "reported (paper)" rows are the RoleLLM paper\'s numbers as printed.'
+    "listed unranked, and so is a row (a floor included) whose avg is the mean of other metrics or over "
+    'other items than the ranked rows\' (its notes say so). "reported (paper)" rows are the RoleLLM '
+    "paper's numbers as printed."
 )
 ABOUT = f"{ABOUT_LEAD} {ABOUT_MORE}"
 FLAG_LEGEND = [describe(flag) for flag in FLAG_ORDER]
@@ -170,7 +174,7 @@ def _percent(value: float | None, interval: list[float] | None) -> str:
 
 
 def context_text(row: Row) -> str:
-    """Mean prompt tokens and seconds per answer, e.g. `412 · 0.83` (– where not measured)."""
+    """Mean prompt tokens and latency (mean seconds per answer), e.g. `412 · 0.83` (– where not measured)."""
     if row.prompt_tokens is None and row.seconds_per_answer is None:
         return "–"
     tokens = "–" if row.prompt_tokens is None else f"{row.prompt_tokens:.0f}"
@@ -279,7 +283,7 @@ def to_markdown(boards: Sequence[Board], title: str = "RoleBench leaderboard") -
                 disable_numparse=True,
             )
             parts += [f"### {md_escape(board_heading(board))}", "", table, ""]
-            for note in (board.order_note(), board.rank_note):
+            for note in (board.unranked_note(), board.order_note(), board.rank_note):
                 parts += [md_escape(note), ""] if note else []
     return "\n".join(parts)
 
@@ -319,7 +323,9 @@ def to_latex(boards: Sequence[Board]) -> str:
         )
         flags = {f for row in board.rows for f in row.flags}
         legend = " ".join(f"{describe(f)}." for f in FLAG_ORDER if f in flags)
-        order = "".join(f" {note}" for note in (board.order_note(), board.rank_note) if note)
+        order = "".join(
+            f" {note}" for note in (board.unranked_note(), board.order_note(), board.rank_note) if note
+        )
         caption = latex_escape(
             f"{SPLIT_LABELS[board.split]}: {board_heading(board)}.{order} {legend}".strip()
         )

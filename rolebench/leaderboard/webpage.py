@@ -61,8 +61,8 @@ def _length_cell(row: Row) -> dict[str, Any]:
 
 
 def _context_cell(row: Row) -> dict[str, Any]:
-    """Mean prompt tokens, and the seconds per answer below them."""
-    seconds = "" if row.seconds_per_answer is None else f"{row.seconds_per_answer:.2f} s/ans"
+    """Mean prompt tokens, and the latency (mean seconds per answer) below them."""
+    seconds = "" if row.seconds_per_answer is None else f"latency {row.seconds_per_answer:.2f} s"
     tokens = "–" if row.prompt_tokens is None else f"{row.prompt_tokens:.0f}"
     return _cell(tokens, row.prompt_tokens, sub=seconds)
 
@@ -81,6 +81,7 @@ def _row_view(row: Row, best: dict[str, float], key: str) -> dict[str, Any]:
         "reference": row.source == REPORTED,
         "floor": row.source == FLOOR,
         "model": row.model,
+        "glance": f"avg {metric_text(row.avg)} · F avg {metric_text(row.f_avg)}",  # a phone: under the name
         "title": " · ".join(x for x in (row.elicitation, row.spec, row.run) if x),
         "rank": _cell(rank_text(row, row.rank), row.rank, sub=interval_text(row.rank_interval)),
         "scores": [score(m, metric_text(getattr(row, m))) for m in (*METRIC_KEYS, AVG, f"f_{AVG}")],
@@ -118,6 +119,7 @@ def page_context(boards: Sequence[Board], title: str, generated: str) -> dict[st
                 "split_label": SPLIT_LABELS[board.split],
                 "heading": board_heading(board),
                 "reference": board.reference,
+                "unranked_note": board.unranked_note(),
                 "order_note": board.order_note(),
                 "rank_note": board.rank_note,
                 "panels": board_figure(board),

@@ -16,6 +16,7 @@ from typing import Any
 
 from rolebench.data.splits import SPLITS
 from rolebench.errors import MissingDependency
+from rolebench.leaderboard.rows import display_name
 from rolebench.leaderboard.tables import metric_text
 from rolebench.prompts.elicitation import elicitation_label
 from rolebench.report.summary import MEASURES, entries
@@ -263,7 +264,8 @@ def report_context(run_dir: Path, worst: int = DEFAULT_WORST) -> dict[str, Any]:
             }
         )
     return {
-        "title": f"RoleBench run report: {model.get('name') or model.get('spec') or run_dir.name}",
+        # the model as the user gave it (its spec), not a name from the model's own files (leaderboard's rule)
+        "title": f"RoleBench run report: {display_name(str(model.get('spec') or ''), run_dir.name, {})}",
         "model": model,
         "created": results.created,
         "limit": results.config.limit,

@@ -58,7 +58,8 @@ def _rows(
 
 
 def _context_cells(context: dict[str, Any] | None) -> tuple[str, str]:
-    """Mean prompt tokens and seconds per answer (the context cost), blank where not measured."""
+    """Mean prompt tokens and latency (the mean seconds one answer took; answers generated together overlap,
+    so not 1 / throughput): the context cost, blank where not measured."""
     context = context or {}
     tokens, seconds = context.get("prompt_tokens_mean"), context.get("seconds_mean")
     return ("-" if tokens is None else f"{tokens:.0f}", "-" if seconds is None else f"{seconds:.2f}")
@@ -83,7 +84,7 @@ def summary_table(results: RunResults) -> str:
         "win rate",
         "LC win rate",
         "prompt tok",
-        "s/answer",
+        "latency s",
         "flags",
     ]
     optional = {
@@ -91,7 +92,7 @@ def summary_table(results: RunResults) -> str:
         "win rate",
         "LC win rate",
         "prompt tok",
-        "s/answer",
+        "latency s",
     }  # shown when some row has one
     keep = [
         i for i, h in enumerate(headers) if h not in optional or any(row[i] not in ("", "-") for row in rows)
