@@ -88,12 +88,18 @@ def _mini_dataset(root: Path, raw_rows: list[dict] | None) -> DataSource:
 
 
 @pytest.mark.parametrize(
-    "fields", [("instruction", "answer"), ("question", "output"), ("instruction", "generated")]
+    "fields",
+    [
+        ("instruction", "target"),
+        ("instruction", "answer"),
+        ("question", "output"),
+        ("instruction", "generated"),
+    ],
 )
 def test_raw_answers_join_on_the_instruction_text(tmp_path, fields):
     q, a = fields
     value = ["原始答案"] if a == "generated" else "原始答案"
-    source = _mini_dataset(tmp_path, [{q: "写一首诗。", a: value}])
+    source = _mini_dataset(tmp_path, [{"id": 1, q: "写一首诗。\n", a: value}])  # the dataset's trailing \n
     first, second = load_samples("zh_general", source)
     assert first.raw_answer == "原始答案" and first.baseline == "举头望明月"
     assert second.raw_answer is None and second.baseline is None
@@ -104,7 +110,22 @@ def test_raw_answers_with_unknown_fields_fail_clearly(tmp_path):
     source = _mini_dataset(tmp_path, [{"prompt": "写一首诗。", "response": "x"}])
     with pytest.raises(DataError, match="instructions-general.jsonl:1") as info:
         raw_answers(SPLITS["zh_general"], source)
-    assert "instruction" in str(info.value) and "answer" in str(info.value)
+    assert "instruction" in str(info.value) and "target" in str(info.value)
+    # a right field of the wrong type is named too, never turned into text
+    source = _mini_dataset(tmp_path / "typed", [{"id": 1, "instruction": "写一首诗。", "target": {"a": 1}}])
+    with pytest.raises(DataError, match="`target` must be a string or a list of strings"):
+        raw_answers(SPLITS["zh_general"], source)
+
+
+def test_the_datasets_own_raw_answer_file_gives_raw_for_every_english_general_item(rolebench_data):
+    """Issue 32.1: `instructions-eng/instructions-general.jsonl` as the dataset ships it
+    (`{"id", "instruction", "target"}`) joins every English role-generalization general test item."""
+    samples = load_samples("eng_role_general", resolve_source(rolebench_data))
+    assert all(s.raw_answer is not None for s in samples) and len(samples) == 5000
+    item = next(
+        s for s in samples if s.question.startswith("Insert a comma in this sentence: It was raining")
+    )
+    assert item.raw_answer == "It was raining heavily, the streets were slick."
 
 
 def test_malformed_jsonl_names_file_and_line(tmp_path):

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from model_adapters.files import file_sha256
 from rolebench.cli.main import main
 from rolebench.data.card import read_front_matter
 from rolebench.data.layout import CONFIG_NAMES, MANIFEST_NAME, PROFILE_CONFIGS, QA_CONFIGS
@@ -135,6 +136,14 @@ def test_card_front_matter_configs_and_reports(built: Path, rolebench_data: Path
     for digest in (e["sha256"] for e in packaged_manifest("a57ed54").files.values()):
         assert digest in card
     assert "**v1.0**" in card
+    # a file rolebench holds no Hub checksum of (the raw answers, from another copy) is read and recorded
+    # as this copy's bytes, never as the Hub's (issue 32.1)
+    raw = "instructions-eng/instructions-general.jsonl"
+    if (rolebench_data / raw).is_file():
+        origin = json.loads((built / "checksums.json").read_text(encoding="utf-8"))["source"]
+        assert raw not in origin["files"] and origin["unverified"][raw] == file_sha256(rolebench_data / raw)
+        local = card.index("| file (local copy, unverified) | sha256 |")
+        assert card.index(f"| `{raw}` |") > local and "not the Hub's" in card
 
 
 def test_verify_catches_a_changed_byte_a_missing_and_an_extra_file(

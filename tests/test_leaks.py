@@ -376,6 +376,32 @@ def test_the_reference_copier_is_flagged_on_the_real_files(
         assert VERBATIM_REFERENCES in result.value("flags") and result.verbatim.share > 0.85, task
 
 
+def test_a_run_answering_some_items_is_held_against_rolegpt_on_those_items(rolebench_data, tmp_path):
+    """Issue 32.3: answering exactly as RoleGPT did on the 72 Chinese general items whose references list
+    RoleGPT's answer copies 73.6%, as RoleGPT does there: like with like, that is not flagged (it was,
+    against RoleGPT's 11.9% over all 1,451 items)."""
+    from rolebench.evaluation.records import sample_record
+    from rolebench.scoring.flags import verbatim
+
+    samples = load_samples("zh_general", DataSource("local", str(rolebench_data)))
+    listed = {s.id for s in samples if s.baseline is not None and s.baseline in s.references}
+    assert len(listed) == 72
+    records = [
+        sample_record(s, [], {"output": s.baseline if s.id in listed else None}) for s in samples
+    ]  # the other items unanswered (output None), as a run with failed requests leaves them
+    measured = verbatim(records)
+    assert (measured.n, measured.rolegpt_n) == (72, 72)  # RoleGPT counted on the answered items only
+    assert measured.share == measured.joined_share == measured.rolegpt_share == pytest.approx(53 / 72)
+    assert verbatim_flags(measured.model_dump()) == []
+    # the same answers held against RoleGPT over every item (the old rule) would be flagged
+    assert verbatim_flags({"share": measured.share, "rolegpt_share": 173 / 1451}) == [VERBATIM_REFERENCES]
+    # a run copying the references on the other items, where RoleGPT seldom copies, is flagged
+    copier = [sample_record(s, [], {"output": None if s.id in listed else s.references[0]}) for s in samples]
+    copied = verbatim(copier)
+    assert copied.rolegpt_n == 1451 - 72 and copied.rolegpt_share == pytest.approx(120 / 1379)
+    assert verbatim_flags(copied.model_dump()) == [VERBATIM_REFERENCES]
+
+
 def test_the_verbatim_rule_against_rolegpt():
     assert verbatim_flags({"share": 0.9, "rolegpt_share": None}) == [VERBATIM_REFERENCES]
     assert verbatim_flags({"share": 0.9, "rolegpt_share": 0.12}) == [VERBATIM_REFERENCES]

@@ -101,10 +101,17 @@ def provenance(source: DataSource) -> dict[str, Any]:
             )
         )
     for manifest, how in candidates:
-        if manifest.kind == "upstream" and all(
-            manifest.files.get(p, {}).get("sha256") == digest for p, digest in files.items()
+        if manifest.kind != "upstream":
+            continue
+        known_files = {p: d for p, d in files.items() if p in manifest.files}
+        local_only = {p: d for p, d in files.items() if p not in manifest.files}
+        if all(manifest.files[p].get("sha256") == d for p, d in known_files.items()) and all(
+            manifest.known_upstream(p) for p in local_only
         ):
-            return {"repo": manifest.repo, "revision": manifest.revision, "how": how, "files": files}
+            origin = {"repo": manifest.repo, "revision": manifest.revision, "how": how, "files": known_files}
+            if local_only:  # upstream files the manifest has no checksum of: this copy's bytes, not the Hub's
+                origin["unverified"] = local_only
+            return origin
     return {
         "repo": UPSTREAM_REPO,
         "revision": "unknown",

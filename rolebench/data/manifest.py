@@ -80,6 +80,10 @@ class Manifest:
             extra={k: v for k, v in data.items() if k not in _KNOWN_KEYS},
         )
 
+    def known_upstream(self, relpath: str) -> bool:
+        """Whether `relpath` is an upstream file this manifest knows of but holds no checksum for."""
+        return relpath not in self.files and _matches(relpath, list(self.absent))
+
     def describe(self) -> str:
         origin = f"{self.repo or 'a local folder'}" + (f"@{self.revision}" if self.revision else "")
         if self.kind == "build":
@@ -188,9 +192,8 @@ def verify(root: Path, manifest: Manifest, *, partial: bool = False) -> VerifyRe
         path = root / relpath
         if (size is not None and path.stat().st_size != size) or file_sha256(path) != entry["sha256"]:
             report.changed.append(relpath)
-    absent_patterns = list(manifest.absent)
     for relpath in sorted(present - set(manifest.files)):
-        (report.unverified if _matches(relpath, absent_patterns) else report.extra).append(relpath)
+        (report.unverified if manifest.known_upstream(relpath) else report.extra).append(relpath)
     for pattern, note in manifest.absent.items():
         if not any(_matches(p, [pattern]) for p in present):
             report.known_absent[pattern] = note

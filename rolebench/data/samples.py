@@ -19,8 +19,10 @@ from rolebench.data.splits import SplitDef, get_split
 from rolebench.errors import DataError
 from rolebench.storage.jsonl import numbered_jsonl, read_json, read_jsonl
 
+# The original answers' files (`instructions-{eng,zh}/instructions-general.jsonl`) ship as
+# `{"id", "instruction", "target"}` lines; a build or a converted copy may say `answer` (the first wins).
 QUESTION_FIELDS = ("instruction", "question")
-ANSWER_FIELDS = ("answer", "output", "generated")
+ANSWER_FIELDS = ("target", "answer", "output", "generated")
 
 
 @dataclass(frozen=True)
@@ -75,12 +77,12 @@ def normalise_types(value: Any, where: str = "") -> tuple[str, ...]:
     )
 
 
-def as_references(value: Any, where: str) -> tuple[str, ...]:
+def as_references(value: Any, where: str, field: str = "generated") -> tuple[str, ...]:
     if isinstance(value, str):
         return (value,)
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return tuple(value)
-    raise DataError("`generated` must be a string or a list of strings", where=where)
+    raise DataError(f"`{field}` must be a string or a list of strings", where=where)
 
 
 def source_for(split: SplitDef, source: DataSource) -> DataSource:
@@ -154,19 +156,19 @@ def raw_answers(split: SplitDef, source: DataSource) -> dict[str, str] | None:
     if path is None:
         return None
     joined: dict[str, str] = {}
-    for number, rec in enumerate(read_jsonl(path), 1):
+    for number, rec in numbered_jsonl(path):
         question = next((rec[f] for f in QUESTION_FIELDS if isinstance(rec.get(f), str)), None)
-        answer = next((rec[f] for f in ANSWER_FIELDS if rec.get(f) is not None), None)
-        if question is None or answer is None:
+        named = next((f for f in ANSWER_FIELDS if rec.get(f) is not None), None)
+        if question is None or named is None:
             raise DataError(
                 f"cannot read the original answers: a record needs one of {QUESTION_FIELDS} and one of "
                 f"{ANSWER_FIELDS}, this one has {sorted(rec)}",
                 where=f"{path}:{number}",
-                fix='convert the file to {"instruction": ..., "answer": ...} lines',
+                fix='the dataset ships {"id": ..., "instruction": ..., "target": ...} lines: re-download the '
+                "file, or convert it to that shape",
             )
-        if isinstance(answer, list):
-            answer = answer[0] if answer else ""
-        joined.setdefault(question.strip(), str(answer))
+        answers = as_references(rec[named], f"{path}:{number}", named)
+        joined.setdefault(question.strip(), answers[0] if answers else "")
     return joined
 
 

@@ -187,9 +187,14 @@ def _copying(task: TaskResult) -> str:
     measured = task.verbatim
     if measured is None or measured.share is None:
         return ""
-    rolegpt = measured.rolegpt_share
-    return f"; copying a reference: {measured.share:.0%}" + (
-        "" if rolegpt is None else f" (RoleGPT's answers: {rolegpt:.0%})"
+    rolegpt, joined = measured.rolegpt_share, measured.joined_share
+    if rolegpt is None:
+        return f"; copying a reference: {measured.share:.0%}"
+    if measured.rolegpt_n == measured.n or joined is None:
+        return f"; copying a reference: {measured.share:.0%} (RoleGPT's answers: {rolegpt:.0%})"
+    return (
+        f"; copying a reference: {measured.share:.0%} (on the {measured.rolegpt_n} items RoleGPT answered "
+        f"too: {joined:.0%}, RoleGPT's answers {rolegpt:.0%})"
     )
 
 

@@ -136,14 +136,16 @@ def check_floors_and_flags(extra: dict[str, Any] | None) -> None:
 
 class Verbatim(BaseModel):
     """How many answers copy a test reference (`rolebench.scoring.copying`), and how many of RoleGPT's
-    released answers to the same items do (None: the items have none)."""
+    released answers to the items the run answered do (None: those items have none)."""
 
     model_config = ConfigDict(extra="forbid")
     share: float | None = Field(default=None, ge=0.0, le=1.0, allow_inf_nan=False)
     n_copied: int = Field(default=0, ge=0)
     n: int = Field(default=0, ge=0)  # answers measured
     rolegpt_share: float | None = Field(default=None, ge=0.0, le=1.0, allow_inf_nan=False)
-    rolegpt_n: int = Field(default=0, ge=0)  # RoleGPT answers measured (the items joined to one)
+    rolegpt_n: int = Field(default=0, ge=0)  # RoleGPT answers measured: the answered items joined to one
+    # the run's share on those same rolegpt_n items (what `verbatim-references` holds against rolegpt_share)
+    joined_share: float | None = Field(default=None, ge=0.0, le=1.0, allow_inf_nan=False)
 
 
 class Unseen(BaseModel):

@@ -92,7 +92,8 @@ def answer_flags(lengths: Mapping[str, Any] | None) -> list[str]:
 
 def verbatim(records: Sequence[SampleRecord], items: str | None = None) -> Verbatim:
     """How many of the answers copy a reference (`rolebench.scoring.copying`), of those given, and how
-    many of the RoleGPT answers joined to the same items do: one pass for both, computed once for the
+    many of the RoleGPT answers to the items the run answered do, beside the run's own share on those
+    items (`joined_share`: the flag compares like with like): one pass for both, computed once for the
     same answers and items (`rolebench.scoring.remembered`; `items`: the records' `items_digest`, when
     the caller has it)."""
     rows = [r for r in records if r.references]
@@ -107,26 +108,35 @@ def verbatim(records: Sequence[SampleRecord], items: str | None = None) -> Verba
             pass
         found = copying(sets, [r.references for r in rows], questions) if rows else [[], []]
         ours = [c for c, answer in zip(found[0], sets[0], strict=True) if answer is not None]
-        theirs = [c for c, answer in zip(found[1], sets[1], strict=True) if answer is not None]
+        # like with like: RoleGPT's answers to the items this run answered, and the run's on those same items
+        both = [i for i, (a, b) in enumerate(zip(sets[0], sets[1], strict=True)) if a is not None and b]
+        theirs = [found[1][i] for i in both]
+        joined = [found[0][i] for i in both]
         measured = Verbatim(
             share=sum(ours) / len(ours) if ours else None,
             n_copied=sum(ours),
             n=len(ours),
             rolegpt_share=sum(theirs) / len(theirs) if theirs else None,
             rolegpt_n=len(theirs),
+            joined_share=sum(joined) / len(joined) if joined else None,
         )
         memory.put(key, measured.model_dump())
     return measured
 
 
 def verbatim_flags(measured: Mapping[str, Any] | None) -> list[str]:
-    """`verbatim-references` when a task's measured share (`verbatim`) is over `VERBATIM_SHARE` and over
-    `VERBATIM_RATIO` times the share of RoleGPT's answers to the same items (when they have some)."""
+    """`verbatim-references` when a task's measured share (`verbatim`) is over `VERBATIM_SHARE` and, on the
+    items the run and RoleGPT both answered, over `VERBATIM_RATIO` times RoleGPT's share (when the items
+    have RoleGPT answers: a run answering some items is held against RoleGPT on those items only)."""
     measured = measured or {}
     share, rolegpt = measured.get("share"), measured.get("rolegpt_share")
     if share is None or share <= VERBATIM_SHARE:
         return []
-    return [VERBATIM_REFERENCES] if rolegpt is None or share > VERBATIM_RATIO * rolegpt else []
+    if rolegpt is None:
+        return [VERBATIM_REFERENCES]
+    # the run's share on the items RoleGPT answered too (a record without it: its share over all answers)
+    joined = measured.get("joined_share", share)
+    return [VERBATIM_REFERENCES] if joined is not None and joined > VERBATIM_RATIO * rolegpt else []
 
 
 def sorted_flags(flags: Sequence[str]) -> list[str]:
