@@ -24,7 +24,7 @@ from rolebench.commands._arguments import Subparsers
 from rolebench.errors import ConfigError
 
 MODEL = "smollm2:135m"
-TASKS = ("rolebench_eng_role",)  # CUS and SPE of the 10 held-out English roles
+TASKS = ("rolebench_eng_role",)  # CUS, RAW and SPE of the 10 held-out English roles
 DEMO_TASKS = ("rolebench_demo",)  # the packaged demo, when no RoleBench data is reachable
 LIMIT = 30  # per task: 60 answers, 3 per role and task
 OUTPUT = Path("runs/demo")  # the default run folder of the RoleBench demo ...
