@@ -20,6 +20,7 @@ from model_adapters.options import AdapterOptions, NoOptions
 if TYPE_CHECKING:
     from model_adapters.spec import ModelSpec
 
+MAX_SEED = 2**32 - 1  # every backend takes a seed from 0 to 2**32 - 1 (numpy's, llama.cpp's: 32 bits)
 Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": str}
 
 
@@ -52,6 +53,7 @@ class GenerationConfig:
                 math.isfinite(self.repetition_penalty) and self.repetition_penalty > 0,
                 "above 0 (1.0: none)",
             ),
+            ("seed", self.seed, 0 <= self.seed <= MAX_SEED, f"a whole number from 0 to {MAX_SEED}"),
             ("batch_size", self.batch_size, self.batch_size >= 1, "at least 1"),
             ("concurrency", self.concurrency, self.concurrency >= 1, "at least 1"),
         ]
