@@ -30,6 +30,7 @@ from pydantic import Field, field_validator
 
 from model_adapters.chat import merge_system, plain_prompt, probe_system_role, text_sha256
 from model_adapters.errors import ConfigError, MissingDependency, ModelError, first_line
+from model_adapters.files import damaged_weights
 from model_adapters.interface import AdapterBase, Generation, GenerationConfig, Message, Request, Usage
 from model_adapters.network import offline
 from model_adapters.options import AdapterOptions
@@ -164,6 +165,14 @@ class HFAdapter(AdapterBase):
             raise self._load_error("tokenizer", name, error) from None
 
     def _load_error(self, what: str, name: str, error: BaseException) -> ModelError:
+        damaged = damaged_weights(name)  # a download cut short, an empty file
+        if damaged:
+            file, damage = damaged[0]
+            return ModelError(
+                f"the weights file {file} is damaged ({damage})",
+                where="--model",
+                fix="download or save the model again (hf download, save_pretrained)",
+            )
         if not Path(name).expanduser().exists() and offline():
             return ModelError(
                 f"cannot load the {what} of {name!r}: the Hub cannot be reached and it is not in the "
@@ -204,6 +213,10 @@ class HFAdapter(AdapterBase):
             return AutoModelForCausalLM.from_pretrained(self.name, **kwargs)
         except (OSError, ValueError, KeyError) as error:
             raise self._load_error("model", self.name, error) from None
+        except Exception as error:  # safetensors' own error (SafetensorError), Exception's direct subclass
+            if type(error).__name__ != "SafetensorError":
+                raise
+            raise self._load_error("model", self.name, error) from None
 
     def _probe_system_role(self) -> str:
         if self.prompt_format == "plain":
@@ -211,8 +224,19 @@ class HFAdapter(AdapterBase):
         return probe_system_role(
             lambda messages: self.tokenizer.apply_chat_template(
                 messages, tokenize=False, add_generation_prompt=True
-            )
+            ),
+            self._template_source(),
         )
+
+    def _template_source(self) -> str:
+        """Where the chat template was read from, as the user can find it."""
+        folder = Path(self._tokenizer_source()[0]).expanduser()
+        if not folder.is_dir():
+            return f"the chat template of {self._tokenizer_source()[0]}"
+        for name in ("chat_template.jinja", "chat_template.json", "tokenizer_config.json"):
+            if (folder / name).is_file():
+                return f"the chat template in {folder / name}"
+        return f"the chat template of {folder}"
 
     def _eos_ids(self) -> list[int]:
         ids: list[int] = []
