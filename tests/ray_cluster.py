@@ -207,7 +207,7 @@ def clean_ray_env(home: Path, **extra: str) -> dict[str, str]:
 
 
 @contextmanager
-def ray_start_head(env: dict[str, str]) -> Iterator[str]:
+def ray_start_head(env: dict[str, str], cpus: int = 1) -> Iterator[str]:
     """A one-node cluster started the usual way (`ray start --head --block`, on 127.0.0.1, in
     `env`: no `RAY_AUTH_MODE` there and no token means no token authentication, Ray's default for
     `ray start`); yields its address. Stopped by signalling its own process group, never `ray stop`
@@ -221,7 +221,7 @@ def ray_start_head(env: dict[str, str]) -> Iterator[str]:
     port = free_port()
     ray = Path(sys.executable).with_name("ray")
     command = [str(ray), "start", "--head", "--block", f"--port={port}", "--node-ip-address=127.0.0.1"]
-    command += ["--num-cpus=1", "--include-dashboard=false", f"--temp-dir={temp_dir}"]
+    command += [f"--num-cpus={cpus}", "--include-dashboard=false", f"--temp-dir={temp_dir}"]
     head = subprocess.Popen(
         command,
         env={**env, "RAY_TMPDIR": temp_dir},  # its address file stays out of /tmp/ray

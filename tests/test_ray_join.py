@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from rolebench.run.folder import read_results
@@ -34,17 +35,41 @@ def _sweep(tmp_path: Path, address: str, env: dict[str, str]) -> subprocess.Comp
     )
 
 
-def test_a_cluster_started_with_ray_start_and_no_token_is_joined_without_one(tmp_path):
+@pytest.mark.slow  # a `ray start` cluster and three fresh processes: 1 to 2 minutes on 2 busy cores
+def test_a_cluster_started_with_ray_start_and_no_token_is_joined_without_one(tmp_path, tiny_model_dir):
+    """By `rolebench sweep --ray-address`, and by data parallelism through $RAY_ADDRESS."""
     home = tmp_path / "home"
     home.mkdir()
     env = clean_ray_env(home)
-    with ray_start_head(env) as address:
-        done = _sweep(tmp_path, address, env)
-    assert done.returncode == 0, done.stderr
+    with ray_start_head(env, cpus=2) as address:
+        swept = _sweep(tmp_path, address, env)
+        model = f"hf:{tiny_model_dir}"
+        argv = ["evaluate", "--model", model, "--model-args", "device=cpu,data_parallel=2", "--limit", "3"]
+        argv += [
+            "--tasks",
+            "rolebench_demo_specific",
+            "--max-new-tokens",
+            "4",
+            "--output",
+            str(tmp_path / "dp"),
+        ]
+        parallel = subprocess.run(
+            [sys.executable, "-m", "rolebench.cli", *argv, "--no-progress"],
+            cwd=REPO_ROOT,
+            env={**env, "RAY_ADDRESS": address},
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+    assert swept.returncode == 0, swept.stderr
     assert read_results(tmp_path / "out/baseline_rolegpt").results["rolebench_demo_specific"].n_generated > 0
+    assert parallel.returncode == 0, parallel.stderr
+    assert read_results(tmp_path / "dp").results["rolebench_demo_specific"].n_generated == 3
     assert not (home / ".ray/auth_token").exists()  # joining made no token either
 
 
+@pytest.mark.slow
 def test_a_cluster_with_a_token_is_joined_with_it_and_without_it_refused_in_one_line(tmp_path):
     home = tmp_path / "home"
     home.mkdir()
