@@ -74,6 +74,12 @@ def length_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
     return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
 
 
+def files_at_fault(error: BaseException) -> bool:
+    """Whether loading failed on the files (missing, unreadable, damaged), not on a bug: what transformers
+    and peft raise then, and safetensors' own SafetensorError (a direct subclass of Exception)."""
+    return isinstance(error, OSError | ValueError | KeyError) or type(error).__name__ == "SafetensorError"
+
+
 def import_transformers() -> tuple[Any, Any]:
     """(torch, transformers), or MissingDependency with the install line."""
     try:
@@ -211,10 +217,8 @@ class HFAdapter(AdapterBase):
             kwargs["attn_implementation"] = self.options.attn_implementation
         try:
             return AutoModelForCausalLM.from_pretrained(self.name, **kwargs)
-        except (OSError, ValueError, KeyError) as error:
-            raise self._load_error("model", self.name, error) from None
-        except Exception as error:  # safetensors' own error (SafetensorError), Exception's direct subclass
-            if type(error).__name__ != "SafetensorError":
+        except Exception as error:
+            if not files_at_fault(error):
                 raise
             raise self._load_error("model", self.name, error) from None
 

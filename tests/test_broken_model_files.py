@@ -68,3 +68,18 @@ def test_a_chat_template_that_does_not_parse_is_named_with_what_to_do(tiny_model
     assert code == 2, line
     assert f"the chat template in {template} is not a valid Jinja template: unexpected '}}' (line 1)" in line
     assert "correct the template" in line and "apply_chat_template=false" in line
+
+
+def test_a_damaged_lora_adapter_is_named_too(tiny_model_dir, tiny_lora_dir, tmp_path, capsys):
+    adapter = Path(shutil.copytree(tiny_lora_dir, tmp_path / "adapter"))
+    weights = adapter / "adapter_model.safetensors"
+    if not weights.is_file():
+        pytest.skip("this peft saves the adapter in another format")
+    weights.write_bytes(weights.read_bytes()[:-50])
+    capsys.readouterr()
+    argv = ["evaluate", "--model", f"peft:{tiny_model_dir}+{adapter}", "--tasks", "rolebench_demo_specific"]
+    code = main([*argv, "--limit", "2", "--output", str(tmp_path / "out"), "--no-progress"])
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.startswith("rolebench")]
+    assert code == 2 and len(lines) == 1 and "internal error" not in err, err
+    assert f"the weights file {weights} is damaged (cut short:" in lines[0], err
