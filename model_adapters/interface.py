@@ -20,7 +20,9 @@ from model_adapters.options import AdapterOptions, NoOptions
 if TYPE_CHECKING:
     from model_adapters.spec import ModelSpec
 
-MAX_SEED = 2**32 - 1  # every backend takes a seed from 0 to 2**32 - 1 (numpy's, llama.cpp's: 32 bits)
+# every backend takes a seed from 0 to 2**31 - 1 as that seed: numpy's stop at 2**32 - 1, and llama.cpp's
+# 2**32 - 1 (its LLAMA_DEFAULT_SEED) means a random one; vLLM's and OpenAI's are signed integers
+MAX_SEED = 2**31 - 1
 Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": str}
 
 

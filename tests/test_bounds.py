@@ -1,5 +1,5 @@
 """Absurd values are refused in one line before any work: the bootstrap's resamples (at most lm-eval's
-100,000), seeds (0 to 2**32 - 1, what every backend accepts), an empty --output (which would be the
+100,000), seeds (0 to 2**31 - 1, what every backend takes as that seed), an empty --output (which would be the
 working directory). The same bounds for flags, config files, the Python API and `rolebench compare`."""
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def test_the_bounds_themselves_are_allowed():
 @pytest.mark.parametrize("seed", [-1, MAX_SEED + 1, 2**80])
 def test_a_generation_config_refuses_a_seed_no_backend_takes(seed):
     with pytest.raises(
-        ConfigError, match=r"^seed .* is not allowed \(--seed\): use a whole number from 0 to 4294967295"
+        ConfigError, match=rf"^seed .* is not allowed \(--seed\): use a whole number from 0 to {MAX_SEED}$"
     ):
         GenerationConfig(temperature=1.0, seed=seed)
 
