@@ -11,6 +11,7 @@ import hashlib
 import json
 from collections.abc import Callable, Sequence
 
+from model_adapters.errors import ModelError
 from model_adapters.interface import Message
 
 PROBE_TEXT = "rolebench-system-probe"
@@ -28,12 +29,22 @@ def merge_system(messages: Sequence[Message]) -> list[Message]:
     return [{"role": "user", "content": system}, *rest]
 
 
-def probe_system_role(render: Callable[[list[Message]], str]) -> str:
-    """'system' if a chat renderer places a system turn, 'merged' if it raises on it or silently drops it."""
-    from jinja2.exceptions import TemplateError
+def probe_system_role(
+    render: Callable[[list[Message]], str], template: str = "the model's chat template"
+) -> str:
+    """'system' if a chat renderer places a system turn, 'merged' if it raises on it or silently drops it.
+    A template that does not parse is a ModelError naming `template` (where it was read from)."""
+    from jinja2.exceptions import TemplateError, TemplateSyntaxError
 
     try:
         text = render(SYSTEM_PROBE)
+    except TemplateSyntaxError as error:
+        line = f" (line {error.lineno})" if error.lineno else ""
+        raise ModelError(
+            f"{template} is not a valid Jinja template: {error.message}{line}",
+            where="--model",
+            fix="correct the template, or remove it for plain prompts (hf: apply_chat_template=false)",
+        ) from None
     except (TemplateError, ValueError):
         return "merged"
     return "system" if PROBE_TEXT in text else "merged"

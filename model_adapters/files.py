@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -81,3 +82,47 @@ def tokenizer_fingerprint(location: str) -> dict[str, list[int]]:
     found = files_fingerprint(wanted)
     found.update({f"{templates.name}/{k}": v for k, v in files_fingerprint(extra).items()})
     return dict(sorted(found.items()))
+
+
+def safetensors_damage(path: Path) -> str | None:
+    """What is wrong with a .safetensors file's layout (empty, cut short, a header that is not JSON), or
+    None when its header and the data it announces are all there; read without loading a tensor."""
+    size = path.stat().st_size
+    if size < 8:
+        return "empty" if size == 0 else f"{size} bytes, shorter than a header"
+    with open(path, "rb") as handle:
+        length = int.from_bytes(handle.read(8), "little")
+        if 8 + length > size:
+            return f"cut short: {size:,} bytes, its header alone announces {8 + length:,}"
+        try:
+            header = json.loads(handle.read(length))
+        except (UnicodeDecodeError, ValueError):
+            return "its header is not JSON"
+    ends = (
+        [t.get("data_offsets", [0, 0])[1] for t in header.values() if isinstance(t, dict)]
+        if isinstance(header, dict)
+        else []
+    )
+    needed = 8 + length + max(ends, default=0)
+    return f"cut short: {size:,} bytes of {needed:,}" if size < needed else None
+
+
+def damaged_weights(location: str) -> list[tuple[Path, str]]:
+    """The .safetensors files of a local model folder (or the file itself) that are damaged, with why."""
+    path = Path(location).expanduser()
+    files = (
+        sorted(path.glob("*.safetensors"))
+        if path.is_dir()
+        else [path]
+        if path.suffix == ".safetensors"
+        else []
+    )
+    found = []
+    for file in files:
+        try:
+            damage = safetensors_damage(file)
+        except OSError as error:
+            damage = error.strerror or type(error).__name__
+        if damage:
+            found.append((file, damage))
+    return found

@@ -31,6 +31,7 @@ from pydantic import Field, field_validator
 
 from model_adapters.chat import merge_system, plain_prompt, probe_system_role, text_sha256
 from model_adapters.errors import ConfigError, MissingDependency, ModelError, first_line
+from model_adapters.files import damaged_weights
 from model_adapters.interface import AdapterBase, Generation, GenerationConfig, Message, Request, Usage
 from model_adapters.network import offline
 from model_adapters.options import AdapterOptions
@@ -84,6 +85,12 @@ def length_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
     """Indices by prompt length, longest first (a too-large batch fails at once), `batch_size` at a time."""
     order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
     return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+
+
+def files_at_fault(error: BaseException) -> bool:
+    """Whether loading failed on the files (missing, unreadable, damaged), not on a bug: what transformers
+    and peft raise then, and safetensors' own SafetensorError (a direct subclass of Exception)."""
+    return isinstance(error, OSError | ValueError | KeyError) or type(error).__name__ == "SafetensorError"
 
 
 def import_transformers() -> tuple[Any, Any]:
@@ -183,6 +190,14 @@ class HFAdapter(AdapterBase):
                 where="--model",
                 fix="check the path (a local folder: hf:PATH; a Hub model: hf:ORG/NAME)",
             )
+        damaged = damaged_weights(name)  # a download cut short, an empty file
+        if damaged:
+            file, damage = damaged[0]
+            return ModelError(
+                f"the weights file {file} is damaged ({damage})",
+                where="--model",
+                fix="download or save the model again (hf download, save_pretrained)",
+            )
         if not Path(name).expanduser().exists() and offline():
             return ModelError(
                 f"cannot load the {what} of {name!r}: the Hub cannot be reached and it is not in the "
@@ -221,7 +236,9 @@ class HFAdapter(AdapterBase):
             kwargs["attn_implementation"] = self.options.attn_implementation
         try:
             return AutoModelForCausalLM.from_pretrained(self.name, **kwargs)
-        except (OSError, ValueError, KeyError) as error:
+        except Exception as error:
+            if not files_at_fault(error):
+                raise
             raise self._load_error("model", self.name, error) from None
 
     def _probe_system_role(self) -> str:
@@ -230,8 +247,19 @@ class HFAdapter(AdapterBase):
         return probe_system_role(
             lambda messages: self.tokenizer.apply_chat_template(
                 messages, tokenize=False, add_generation_prompt=True
-            )
+            ),
+            self._template_source(),
         )
+
+    def _template_source(self) -> str:
+        """Where the chat template was read from, as the user can find it."""
+        folder = Path(self._tokenizer_source()[0]).expanduser()
+        if not folder.is_dir():
+            return f"the chat template of {self._tokenizer_source()[0]}"
+        for name in ("chat_template.jinja", "chat_template.json", "tokenizer_config.json"):
+            if (folder / name).is_file():
+                return f"the chat template in {folder / name}"
+        return f"the chat template of {folder}"
 
     def _eos_ids(self) -> list[int]:
         ids: list[int] = []

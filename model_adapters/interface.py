@@ -21,6 +21,9 @@ from model_adapters.options import AdapterOptions, NoOptions
 if TYPE_CHECKING:
     from model_adapters.spec import ModelSpec
 
+# every backend takes a seed from 0 to 2**31 - 1 as that seed: numpy's stop at 2**32 - 1, and llama.cpp's
+# 2**32 - 1 (its LLAMA_DEFAULT_SEED) means a random one; vLLM's and OpenAI's are signed integers
+MAX_SEED = 2**31 - 1
 Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": str}
 
 
@@ -53,6 +56,7 @@ class GenerationConfig:
                 math.isfinite(self.repetition_penalty) and self.repetition_penalty > 0,
                 "above 0 (1.0: none)",
             ),
+            ("seed", self.seed, 0 <= self.seed <= MAX_SEED, f"a whole number from 0 to {MAX_SEED}"),
             ("batch_size", self.batch_size, self.batch_size >= 1, "at least 1"),
             ("concurrency", self.concurrency, self.concurrency >= 1, "at least 1"),
         ]

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 from model_adapters.errors import ConfigError, MissingDependency
 from model_adapters.files import tokenizer_fingerprint, weights_fingerprint
-from model_adapters.hf import HFAdapter, HFOptions
+from model_adapters.hf import HFAdapter, HFOptions, files_at_fault
 from model_adapters.options import AdapterOptions
 from model_adapters.spec import ModelSpec
 
@@ -105,7 +105,9 @@ class PeftAdapter(HFAdapter):
         try:
             kwargs: dict[str, Any] = {"revision": self.adapter_revision} if self.adapter_revision else {}
             model = PeftModel.from_pretrained(base, self.adapter, **kwargs)
-        except (OSError, ValueError, KeyError) as error:
+        except Exception as error:
+            if not files_at_fault(error):
+                raise
             raise self._load_error("adapter", self.adapter, error) from None
         return model.merge_and_unload() if self.merge else model
 

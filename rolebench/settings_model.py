@@ -3,7 +3,8 @@
 `SettingsModel.read(data, where)` validates a mapping (a YAML file, a sweep entry, the keyword arguments
 of `rolebench.evaluate`): an unknown key is refused with the closest known one, a bad value names the key
 and what is allowed. Numbers are strict where it matters: `Int` and `Float` refuse booleans (YAML's
-`yes`), `Float` refuses NaN and infinities.
+`yes`), `Float` refuses NaN and infinities. `PathText` refuses an empty path (Python's `Path("")` is the
+working directory, which nobody means by it).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import difflib
 import math
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Annotated, Any, Self
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
@@ -30,7 +32,14 @@ def _finite(value: Any) -> Any:
     return value
 
 
+def _some_path(value: Any) -> Any:
+    if isinstance(value, str) and not value.strip():  # Path("") is ".": the working directory, unasked
+        raise ValueError("must name a path, not be empty")
+    return value
+
+
 Int = Annotated[int, BeforeValidator(_no_bool)]
+PathText = Annotated[Path, BeforeValidator(_some_path)]  # a path given as text; empty text refused
 Float = Annotated[float, BeforeValidator(_no_bool), BeforeValidator(_finite), Field(allow_inf_nan=False)]
 
 

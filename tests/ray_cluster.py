@@ -18,6 +18,9 @@ import hashlib
 import json
 import os
 import shutil
+import signal
+import socket
+import subprocess
 import sys
 import tempfile
 import time
@@ -186,6 +189,67 @@ def own_ray_tmpdir(temp_dir: str) -> Iterator[None]:
             os.environ.pop("RAY_TMPDIR", None)
         else:
             os.environ["RAY_TMPDIR"] = before
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def clean_ray_env(home: Path, **extra: str) -> dict[str, str]:
+    """This environment without any Ray address or authentication setting, HOME at `home` (so that
+    `~/.ray/auth_token` is only what a test puts there), the checkout on PYTHONPATH, plus `extra`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAY_ADDRESS", "RAY_AUTH"))}
+    env.update(HOME=str(home), RAY_USAGE_STATS_ENABLED="0", RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))
+    return {**env, **extra}
+
+
+@contextmanager
+def ray_start_head(env: dict[str, str], cpus: int = 1) -> Iterator[str]:
+    """A one-node cluster started the usual way (`ray start --head --block`, on 127.0.0.1, in
+    `env`: no `RAY_AUTH_MODE` there and no token means no token authentication, Ray's default for
+    `ray start`); yields its address. Stopped by signalling its own process group, never `ray stop`
+    (which stops every Ray of this user)."""
+    from model_adapters.ray_runtime import ray_available
+
+    if not ray_available():
+        pytest.skip("ray is not installed: pip install 'rolebench[ray]'")
+    temp_dir = tempfile.mkdtemp(prefix="rbs", dir="/tmp")  # unix socket paths must stay < 108 bytes
+    (Path(temp_dir) / "ray").mkdir()
+    port = free_port()
+    ray = Path(sys.executable).with_name("ray")
+    command = [str(ray), "start", "--head", "--block", f"--port={port}", "--node-ip-address=127.0.0.1"]
+    command += [f"--num-cpus={cpus}", "--include-dashboard=false", f"--temp-dir={temp_dir}"]
+    head = subprocess.Popen(
+        command,
+        env={**env, "RAY_TMPDIR": temp_dir},  # its address file stays out of /tmp/ray
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        address = f"127.0.0.1:{port}"
+        deadline = time.monotonic() + 120  # a limit against a hang only
+        while not list(Path(temp_dir).glob("session_latest/logs/raylet.out")) or not _listening(port):
+            if head.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"`ray start --head` did not come up (exit {head.poll()})")
+            time.sleep(0.5)
+        yield address
+    finally:
+        os.killpg(head.pid, signal.SIGTERM)
+        try:
+            head.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(head.pid, signal.SIGKILL)
+            head.wait()
+        shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
 def node_of(cluster: Any, node_id: str) -> Any:

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -114,3 +115,58 @@ def test_evaluate_extending_a_run_while_score_rescores_it(tiny_model_dir, rolebe
         assert len(outputs(out)) == results.results[TASK].n  # never a rolled-back samples file
         if extend.returncode == 0:
             assert results.results[TASK].n == 60 + 40 * attempt
+
+
+# a failing command removes the folder it created while another waits for its lock -------------------
+
+
+def _race(path: Path, second_creates: bool) -> tuple[BaseException | None, bool]:
+    """A (a thread) creates the folder, holds its lock and fails; B waits for the lock meanwhile.
+    Returns what B raised (None: it held the folder) and whether B wrote into the folder it held."""
+    import threading
+
+    from rolebench.run.folder import LOCK_FILE
+
+    holding, failed = threading.Event(), threading.Event()
+    outcome: dict[str, Any] = {"error": None, "wrote": False}
+
+    def first() -> None:
+        try:
+            with RunFolder(path).lock(create=True):
+                holding.set()
+                failed.wait(60)
+                raise RuntimeError("the first command fails before storing anything")
+        except RuntimeError:
+            pass
+
+    def second() -> None:
+        try:
+            with RunFolder(path).lock(create=second_creates, wait_s=120) as folder:
+                (folder.path / "written.txt").write_text("kept", encoding="utf-8")
+                outcome["wrote"] = (path / "written.txt").is_file() and (path / LOCK_FILE).is_file()
+        except Exception as exc:  # noqa: BLE001 - the test reports it
+            outcome["error"] = exc
+
+    a = threading.Thread(target=first)
+    a.start()
+    assert holding.wait(60)
+    b = threading.Thread(target=second)
+    b.start()
+    time.sleep(0.5)  # B is waiting for the lock by now (either way B must end well: not a timing check)
+    failed.set()
+    a.join(60)
+    b.join(120)
+    return outcome["error"], bool(outcome["wrote"])
+
+
+@pytest.mark.parametrize("attempt", range(5))
+def test_a_command_waiting_on_a_folder_its_creator_removes_makes_it_again(attempt, tmp_path):
+    error, wrote = _race(tmp_path / "run", second_creates=True)
+    assert error is None and wrote
+
+
+def test_a_reading_command_waiting_on_a_removed_folder_says_it_is_gone(tmp_path):
+    from rolebench.errors import DataError
+
+    error, wrote = _race(tmp_path / "run", second_creates=False)
+    assert isinstance(error, DataError) and "no such run folder" in str(error) and not wrote

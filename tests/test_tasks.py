@@ -81,3 +81,23 @@ def test_task_files_are_found_in_one_place_the_top_level_folder():
 
     top_level = Path(__file__).resolve().parent.parent / "tasks"
     assert default_task_dirs() == [TASKS_DIR] and TASKS_DIR.resolve() == top_level.resolve()
+
+
+@pytest.mark.parametrize("name", ["../../escape", "a/b", ".hidden", "x..y", "é" * 3, "a" * 129])
+def test_an_unsafe_task_name_is_refused_naming_its_file_before_any_model_loads(name, tmp_path, capsys):
+    from rolebench.cli.main import main
+
+    task = tmp_path / "tasks" / "mine.yaml"
+    task.parent.mkdir()
+    task.write_text(
+        f"task: {name!r}\ndataset_kwargs:\n  split: demo_general\nmetadata:\n  version: 1\n", encoding="utf-8"
+    )
+    with pytest.raises(ConfigError, match=f"unsafe task name .*{task.name}"):
+        catalogue((task.parent,))
+    # a model that cannot load: the refusal comes first, and nothing is written
+    argv = ["evaluate", "--model", f"hf:{tmp_path / 'no-model'}", "--tasks", name, "--include-path"]
+    capsys.readouterr()
+    assert main([*argv, str(task.parent), "--output", str(tmp_path / "out"), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"unsafe task name {name!r} ({task})" in err, err
+    assert not (tmp_path / "out").exists()

@@ -140,7 +140,7 @@ def add_settings(
                 kwargs["choices"] = list(get_args(kind))
             elif get_origin(kind) is tuple and not extra.get(SPLIT_LIST):
                 kwargs.update(action="append", default=None)  # repeatable (e.g. --include-path)
-            elif kind in (int, float, Path):
+            elif kind in (int, float):  # a Path stays text: the record refuses an empty one
                 kwargs["type"] = kind
             if isinstance(default, dict | tuple):  # key=value or list flags: empty by default
                 kwargs["default"] = None

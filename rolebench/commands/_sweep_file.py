@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import difflib
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,12 +11,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rolebench.commands._arguments import read_yaml_mapping
 from rolebench.errors import ConfigError, RoleBenchError
+from rolebench.storage.files import is_safe_name
 
 if TYPE_CHECKING:
     from rolebench.sweep.plan import ModelRun, SweepPlan
 
 RESERVED_NAMES = ("leaderboard", "sweep.json")
-_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 
 
 class ModelEntry(BaseModel):
@@ -103,7 +102,7 @@ def run_name(entry: ModelEntry, where: str, options: dict[str, Any]) -> str:
     except (ConfigError, TypeError):
         method = None  # a bad method is refused, naming it, when the options are read
     name = entry.name or default_output(entry.spec, method).name
-    if not _SAFE_NAME.match(name) or ".." in name or name in RESERVED_NAMES:
+    if not is_safe_name(name) or name in RESERVED_NAMES:
         raise ConfigError(
             f"run folder name {name!r} is not allowed",
             where=where,

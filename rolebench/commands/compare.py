@@ -8,7 +8,6 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from rolebench.commands._arguments import Subparsers
-from rolebench.errors import ConfigError
 
 
 def add_parser(subparsers: Subparsers) -> None:
@@ -47,12 +46,12 @@ def add_parser(subparsers: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from rolebench.report.compare import comparison_table
     from rolebench.report.paired import compare_runs, load_run, shared_tasks
+    from rolebench.run.definition import check_resampling
     from rolebench.run.folder import RunFolder
     from rolebench.scoring.resampling import Resampling
     from rolebench.storage.files import write_text_atomic
 
-    if args.bootstrap is not None and args.bootstrap < 0:
-        raise ConfigError("--bootstrap must be 0 or more", where="--bootstrap")
+    check_resampling(args.bootstrap or 0, args.seed or 0, where="rolebench compare")
     where = f"{args.run_a} vs {args.run_b}"
     with ExitStack() as stack:  # each folder's lock while it is read (once when A and B are one folder)
         folder_a = stack.enter_context(RunFolder(args.run_a).lock())
@@ -62,11 +61,10 @@ def run(args: argparse.Namespace) -> int:
         tasks = shared_tasks(results_a, results_b, where)
         run_a, run_b = load_run(folder_a.path, results_a, tasks), load_run(folder_b.path, results_b, tasks)
     boot = {**results_a.config.bootstrap}
-    settings = Resampling(
-        resamples=int(args.bootstrap if args.bootstrap is not None else boot.get("resamples", 1000)),
-        confidence=float(boot.get("confidence", 0.95)),
-        seed=int(args.seed if args.seed is not None else boot.get("seed", 0)),
-    )
+    resamples = int(args.bootstrap if args.bootstrap is not None else boot.get("resamples", 1000))
+    seed = int(args.seed if args.seed is not None else boot.get("seed", 0))
+    check_resampling(resamples, seed, where=f"{args.run_a}/results.json (give --bootstrap and --seed)")
+    settings = Resampling(resamples=resamples, confidence=float(boot.get("confidence", 0.95)), seed=seed)
     document = compare_runs(run_a, run_b, settings)
     print(comparison_table(document))
     if args.json_file is not None:

@@ -8,6 +8,7 @@ read with `datasets.load_dataset`, so Hub files are fetched one by one with `hug
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,14 @@ LOCAL_COPY = (
     f"point --data-dir / {DATA_DIR_ENV} at a local copy in the Hub layout "
     "(`rolebench data download --to DIR` makes one where the Hub answers)"
 )
+
+_KINDS = {
+    stat.S_IFDIR: "a folder",
+    stat.S_IFIFO: "a FIFO (named pipe)",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+}
 
 
 @dataclass
@@ -82,8 +91,27 @@ class DataSource:
         }
 
     def _local(self, relpath: str) -> Path | None:
+        """The file at `relpath`; None when nothing is there. Anything else in its place (a folder, a
+        FIFO, a device, a symlink loop or to nothing) is a DataError naming it: its type is checked
+        without opening it, so a FIFO never blocks a read."""
         candidate = Path(self.location) / relpath
-        return candidate if candidate.is_file() else None
+        try:
+            mode = candidate.stat().st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            if not candidate.is_symlink():
+                return None
+            what = f"a symlink to {os.readlink(candidate)}, which does not exist"
+        except OSError as exc:  # a symlink loop (ELOOP), no permission, ...
+            what = f"not readable ({exc.strerror or type(exc).__name__})"
+        else:
+            if stat.S_ISREG(mode):
+                return candidate
+            what = f"{_KINDS.get(stat.S_IFMT(mode), 'something else')}, not a file"
+        raise DataError(
+            f"RoleBench file {relpath} is {what}",
+            where=str(candidate),
+            fix="put the file there, or remove what is in its place",
+        )
 
     def _hub(self, relpath: str) -> Path | None:
         try:

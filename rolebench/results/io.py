@@ -7,7 +7,6 @@ no path separators). Where these files live, and writing them, is `rolebench.run
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -16,14 +15,13 @@ from pydantic import ValidationError
 from model_adapters.files import file_sha256
 from rolebench.errors import DataError
 from rolebench.results.schema import JudgmentLine, RunResults, SampleRecord
+from rolebench.storage.files import is_safe_name
 from rolebench.storage.jsonl import numbered_jsonl, read_json, read_jsonl
-
-_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 
 
 def check_task_name(task: str, where: str) -> str:
     """A task name that may become a file name; a DataError for anything else (e.g. `../../x`)."""
-    if not isinstance(task, str) or not _SAFE_NAME.match(task) or ".." in task:
+    if not is_safe_name(task):
         raise DataError(
             f"unsafe task name {task!r}",
             where=where,

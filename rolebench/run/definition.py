@@ -21,13 +21,15 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from model_adapters import GenerationConfig, ModelSpec, model_identity
+from model_adapters.interface import MAX_SEED
 from rolebench.errors import ConfigError
 from rolebench.prompts.elicitation import ZERO_SHOT, Elicitation
 from rolebench.scoring.aggregate import BootstrapSettings
 from rolebench.scoring.protocols import DEFAULT_PROTOCOL, get_protocol
-from rolebench.settings_model import Float, Int, SettingsModel
+from rolebench.settings_model import Float, Int, PathText, SettingsModel
 from rolebench.storage.records import content_key
 
+MAX_BOOTSTRAP = 100_000  # lm-eval's bootstrap_iters; 10**9 resamples would take tens of GB and hours
 GROUP = "group"  # json_schema_extra key: the --help section of a flag
 SPLIT_LIST = "split_list"  # json_schema_extra key: the flag takes a comma-separated list
 KEY_VALUES = "key_values"  # json_schema_extra key: the flag takes key=value,key=value
@@ -117,7 +119,7 @@ class RunDefinition(SettingsModel):
     limit_mode: Literal["stratified", "first"] = setting(
         "stratified", "how --limit picks samples: stratified (a seeded sample over roles) or the first N rows"
     )
-    limit_seed: Int = setting(0, "seed of the stratified --limit sample")
+    limit_seed: Int = setting(0, "seed of the stratified --limit sample", ge=0, le=MAX_SEED)
     protocol: str = setting(
         DEFAULT_PROTOCOL,
         "headline ROUGE-L protocol: rolellm (the paper's recall), rolebench (F-measure) or opencompass; "
@@ -151,10 +153,17 @@ class RunDefinition(SettingsModel):
     seed: Int = setting(
         0,
         "seed of sampling (each item draws with its own seed, from this one and its id) and of the "
-        "bootstrap intervals",
+        f"bootstrap intervals (0 to {MAX_SEED})",
         group="generation",
+        ge=0,
+        le=MAX_SEED,
     )
-    bootstrap: Int = setting(1000, "bootstrap resamples for confidence intervals (0: none)", ge=0)
+    bootstrap: Int = setting(
+        1000,
+        f"bootstrap resamples for confidence intervals (0: none; at most {MAX_BOOTSTRAP:,})",
+        ge=0,
+        le=MAX_BOOTSTRAP,
+    )
     include_path: tuple[str, ...] = setting((), "extra folder of task YAMLs (repeatable)", metavar="DIR")
 
     _tasks = field_validator("tasks", "include_path", mode="before")(_listed)
@@ -265,7 +274,7 @@ class RunDefinition(SettingsModel):
 class Execution(SettingsModel):
     """How a run is carried out; none of it changes the numbers."""
 
-    output: Path | None = setting(None, "the run folder (default: runs/<model>)", metavar="DIR")
+    output: PathText | None = setting(None, "the run folder (default: runs/<model>)", metavar="DIR")
     batch_size: Int = setting(
         8,
         "prompts per forward pass (local models; llama.cpp: sequences decoded together)",
@@ -285,6 +294,14 @@ class Execution(SettingsModel):
         "replace the run in --output when another model or other settings made it, or a smaller --limit "
         "(the generation store stays: its answers are keyed by everything that changes them)",
     )
+
+
+def check_resampling(resamples: int, seed: int, where: str) -> None:
+    """The bounds of the run definition's `bootstrap` and `seed` on values given elsewhere (`rolebench
+    compare`'s flags, a run's recorded settings): one ConfigError line naming the value."""
+    for name, value, high in (("--bootstrap", resamples, MAX_BOOTSTRAP), ("--seed", seed, MAX_SEED)):
+        if not 0 <= value <= high:
+            raise ConfigError(f"{name} {value} is out of range", where=where, fix=f"give 0 to {high:,}")
 
 
 def default_output(model: str, elicitation: Elicitation | None = None) -> Path:

@@ -14,11 +14,13 @@ DIR/.rolebench.lock              one command at a time
 `RunFolder` is the one place these names are spelled. Writes are atomic; reads validate (a damaged
 file is one DataError naming it). `lock()` holds the folder for one command: a second command waits up
 to `WAIT_S` seconds, then is refused in one line; temporary files an interrupted write left are removed
-under the lock; a folder the command created is removed again when it fails before storing anything.
+under the lock; a folder the command created is removed again (still under the lock) when it fails
+before storing anything, and a command that waited for it makes it again (or, reading, says it is gone).
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import sqlite3
@@ -48,6 +50,7 @@ VERSUS_DIR = "versus"
 JUDGE_FILE = "judge.json"
 REPORT_FILE = "report.html"
 LOCK_FILE = ".rolebench.lock"
+MAX_TAKES = 5  # a folder removed while waiting for it, made again and locked: this many tries
 WAIT_S = 10.0
 STORE_FILES = (GENERATIONS_FILE, f"{GENERATIONS_FILE}-wal", f"{GENERATIONS_FILE}-shm")
 RUN_FILES = (RESULTS_FILE, RUN_FILE, SAMPLES_DIR, JUDGMENTS_DIR, REPORT_FILE)
@@ -168,26 +171,52 @@ class RunFolder:
                 where=str(self.path),
                 fix="pass a folder written by `rolebench evaluate`",
             )
-        self.path.mkdir(parents=True, exist_ok=True)
         wait_s = WAIT_S if wait_s is None else wait_s
-        lock = FileLock(str(self.path / LOCK_FILE), is_singleton=False, thread_local=False)
-        try:
-            lock.acquire(timeout=wait_s)
-        except Timeout:
-            raise ConfigError(
-                "another rolebench command is using this run folder",
-                where=str(self.path),
-                fix=f"wait for it to finish (waited {wait_s:.0f} s), or use another folder",
-            ) from None
+        lock, created = self._take(created, create, wait_s)
         succeeded = False
         try:
             self.clean_temporary_files()
             yield self
             succeeded = True
         finally:
-            lock.release()
+            # removed while still held: a command waiting on this lock then finds the folder gone
             if created and not succeeded and not self.holds_answers():
                 shutil.rmtree(self.path, ignore_errors=True)
+            lock.release()
+
+    def _take(self, created: bool, create: bool, wait_s: float) -> tuple[FileLock, bool]:
+        """The folder's lock, held; and whether this command created the folder. A folder removed while
+        this command waited (a failing command removes the folder it created) is made again when
+        `create`, else refused in one line."""
+        for _ in range(MAX_TAKES):
+            self.path.mkdir(parents=True, exist_ok=True)
+            lock = FileLock(str(self.path / LOCK_FILE), is_singleton=False, thread_local=False)
+            try:
+                lock.acquire(timeout=wait_s)
+            except Timeout:
+                raise ConfigError(
+                    "another rolebench command is using this run folder",
+                    where=str(self.path),
+                    fix=f"wait for it to finish (waited {wait_s:.0f} s), or use another folder",
+                ) from None
+            except FileNotFoundError:  # removed between mkdir and opening the lock file
+                pass
+            else:
+                if _holds(lock, self.path / LOCK_FILE):
+                    return lock, created
+                lock.release()  # the folder was removed while this command waited for it
+            if not create:
+                raise DataError(
+                    "no such run folder (the command that created it failed and removed it)",
+                    where=str(self.path),
+                    fix="pass a folder written by `rolebench evaluate`",
+                )
+            created = True
+        raise ConfigError(  # pragma: no cover - a folder removed again and again by others
+            "this run folder keeps being removed by other commands",
+            where=str(self.path),
+            fix="run one command at a time on it",
+        )
 
     def wait_until_free(self, wait_s: float) -> None:
         """Wait while another process holds the folder (take it with `lock` right after)."""
@@ -345,6 +374,15 @@ class RunFolder:
         if not root.is_dir():
             return []
         return [root, *(p for p in root.rglob("*") if p.is_dir())]
+
+
+def _holds(lock: FileLock, path: Path) -> bool:
+    """Whether the file `lock` holds is still the one at `path` (not a lock file removed meanwhile)."""
+    fd = lock._context.lock_file_fd  # filelock's open descriptor of the file it locked
+    try:
+        return fd is not None and os.path.samestat(os.fstat(fd), os.stat(path))
+    except OSError:
+        return False
 
 
 def _records(path: Path) -> int:

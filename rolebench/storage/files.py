@@ -1,16 +1,25 @@
-"""Writing result files atomically: a reader never sees a half-written file."""
+"""Writing result files atomically: a reader never sees a half-written file; names safe as file names."""
 
 from __future__ import annotations
 
 import errno
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from model_adapters.secrets import hide_secrets
+
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+SAFE_NAME_RULE = "letters, digits, '_', '-' and '.' (at most 128, no '..')"
+
+
+def is_safe_name(name: object) -> bool:
+    """Whether a name (a task's) may become a file name: no separator, no `..`, not hidden."""
+    return isinstance(name, str) and bool(_SAFE_NAME.match(name)) and ".." not in name
 
 
 def write_text_atomic(path: str | Path, text: str) -> None:

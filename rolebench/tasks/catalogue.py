@@ -19,6 +19,7 @@ import yaml
 
 from rolebench.data.splits import get_split
 from rolebench.errors import ConfigError, DataError
+from rolebench.storage.files import SAFE_NAME_RULE, is_safe_name
 from rolebench.storage.yaml_files import BoundedLoader, read_yaml
 from rolebench.tasks.spec import GroupSpec, TaskSpec
 
@@ -116,6 +117,17 @@ def _field(
     return value
 
 
+def _check_name(name: object, path: Path) -> None:
+    """A task or group name becomes a file name (DIR/samples/<task>.jsonl): refused here, before any
+    model loads, unless it is a safe one."""
+    if isinstance(name, str) and not is_safe_name(name):
+        raise ConfigError(
+            f"unsafe task name {name!r}",
+            where=str(path),
+            fix=f"name it with {SAFE_NAME_RULE}: a task's name becomes a file name",
+        )
+
+
 @cache
 def _catalogue(dirs: tuple[Path, ...]) -> tuple[dict[str, TaskSpec], dict[str, GroupSpec]]:
     tasks: dict[str, TaskSpec] = {}
@@ -125,6 +137,7 @@ def _catalogue(dirs: tuple[Path, ...]) -> tuple[dict[str, TaskSpec], dict[str, G
             if path.name.startswith("_"):
                 continue
             data = _read_yaml(path)
+            _check_name(data.get("group", data.get("task")), path)
             if "group" in data:
                 members = data.get("task")
                 if not isinstance(members, list) or not all(isinstance(m, str) for m in members):
