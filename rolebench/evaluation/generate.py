@@ -51,8 +51,9 @@ def generate_task(
 ) -> dict[str, dict[str, Any]]:
     """Outputs of every request of a task by request id, generating only what the store lacks
     (`stored_only`: none; the requests the store lacks are then absent from the result). `timed` hears
-    how many answers were generated (read from the store: none; failed: not counted) in how many seconds
-    of wall-clock time (loading the model, when this task loads it, included): the run's throughput."""
+    how many answers were generated (read from the store: none; failed, or from a backend that times
+    nothing, a `baseline:` reading data: not counted) in how many seconds of wall-clock time (loading the
+    model, when this task loads it, included): the run's throughput."""
     started = time.perf_counter()
     keys = {r.id: generation_key(model, plan.config, r, plan.elicitation) for r in plan.requests}
     done = model.complete(
@@ -64,7 +65,8 @@ def generate_task(
         stored_only=stored_only,
     )
     if timed is not None:
-        answered = sum(1 for key in done.fresh if not done.records[key].get("failed"))
+        fresh = [done.records[key] for key in done.fresh]
+        answered = sum(1 for r in fresh if not r.get("failed") and r.get("seconds"))  # data-only: untimed
         timed(answered, time.perf_counter() - started)
     return {rid: done.records[key] for rid, key in keys.items() if key in done.records}
 
