@@ -27,6 +27,7 @@ from rolebench.results.schema import RunResults, SampleRecord
 from rolebench.run.folder import RunFolder
 from rolebench.run.record import RunRecord
 from rolebench.scoring.aggregate import GroupDef, aggregate_run
+from rolebench.scoring.context import with_throughput
 from rolebench.scoring.protocols import ScoringProtocol
 
 
@@ -89,6 +90,9 @@ def derive_results(folder: RunFolder, record: RunRecord, *, rescore: bool = Fals
     )
     for task, result in results.items():
         result.samples_sha256 = digests[task]
+        timing = record.generation_time.get(task)
+        if timing and result.context is not None:
+            result.context = with_throughput(result.context, int(timing["answers"]), timing["seconds"])
     config = record.config.model_copy(
         update={"scoring": scoring_config(protocols), "bootstrap": boot.describe()}, deep=True
     )

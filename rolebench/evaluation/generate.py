@@ -10,7 +10,8 @@ is the one every stage uses, `rolebench.cached_model.CachedModel.complete`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from model_adapters import GenerationConfig, Request
@@ -41,10 +42,19 @@ def generation_key(
 
 
 def generate_task(
-    plan: TaskPlan, model: CachedModel, *, progress: bool = True, stored_only: bool = False
+    plan: TaskPlan,
+    model: CachedModel,
+    *,
+    progress: bool = True,
+    stored_only: bool = False,
+    timed: Callable[[int, float], None] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Outputs of every request of a task by request id, generating only what the store lacks
-    (`stored_only`: none; the requests the store lacks are then absent from the result)."""
+    (`stored_only`: none; the requests the store lacks are then absent from the result). `timed` hears
+    how many answers were generated (read from the store: none; failed, or from a backend that times
+    nothing, a `baseline:` reading data: not counted) in how many seconds of wall-clock time (loading the
+    model, when this task loads it, included): the run's throughput."""
+    started = time.perf_counter()
     keys = {r.id: generation_key(model, plan.config, r, plan.elicitation) for r in plan.requests}
     done = model.complete(
         {keys[r.id]: r for r in plan.requests},
@@ -54,6 +64,10 @@ def generate_task(
         breaker=BREAKER,
         stored_only=stored_only,
     )
+    if timed is not None:
+        fresh = [done.records[key] for key in done.fresh]
+        answered = sum(1 for r in fresh if not r.get("failed") and r.get("seconds"))  # data-only: untimed
+        timed(answered, time.perf_counter() - started)
     return {rid: done.records[key] for rid, key in keys.items() if key in done.records}
 
 

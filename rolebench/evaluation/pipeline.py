@@ -9,6 +9,7 @@ samples files, then results.json derived from all of it (`rolebench.evaluation.d
 
 from __future__ import annotations
 
+import functools
 import sys
 import time
 from collections.abc import Sequence
@@ -114,6 +115,7 @@ def continued(before: RunRecord | None, planned: Planned) -> RunRecord:
         {**before.groups, **planned.groups},
         before.created,
         dict(before.finished),
+        dict(before.generation_time),
     )
 
 
@@ -158,7 +160,13 @@ def evaluate_run(
             cached = resolved.model.cached(store)
             try:
                 outputs = [
-                    generate_task(plan, cached, progress=execution.progress) for plan in resolved.plans
+                    generate_task(
+                        plan,
+                        cached,
+                        progress=execution.progress,
+                        timed=functools.partial(record.timed, plan.spec.name),
+                    )
+                    for plan in resolved.plans
                 ]
                 check_answered(definition.model, resolved.plans, outputs, resolved.source)
                 info = cached.info()

@@ -52,7 +52,8 @@ class Row:
     elicitation: str = ""  # how the role was prompted (zero-shot, few-shot-dialogue, 3 shots; "": not ours
     # to say, e.g. the paper's rows and `baseline:` answers, which read no prompt)
     prompt_tokens: float | None = None  # mean prompt tokens per answer (the context cost)
-    seconds_per_answer: float | None = None  # the backend's mean seconds per answer
+    seconds_per_answer: float | None = None  # the backend's mean seconds per answer (latency)
+    answers_per_s: float | None = None  # throughput: answers generated per second of wall-clock time
     win_rate: float | None = None
     win_rate_ci: list[float] | None = None
     win_rate_lc: float | None = None  # length-controlled (rolebench.judging.length_control)

@@ -76,14 +76,19 @@ def _lengths(tasks: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
     }
 
 
-def _context(tasks: Sequence[Mapping[str, Any]]) -> tuple[float | None, float | None]:
-    """(mean prompt tokens, mean seconds per answer) of a split's tasks, weighted by answers measured."""
+def _context(tasks: Sequence[Mapping[str, Any]]) -> tuple[float | None, float | None, float | None]:
+    """(mean prompt tokens, mean seconds per answer, answers per second of wall-clock time) of a split's
+    tasks: the means weighted by answers measured, the throughput over the tasks' generated answers and
+    wall seconds together (None where a task of the split was not timed)."""
     found = [t["context"] for t in tasks if t.get("context")]
     tokens = [(c["prompt_tokens_mean"], c["n_prompt_tokens"]) for c in found if c.get("prompt_tokens_mean")]
     seconds = [(c["seconds_mean"], c["n_timed"]) for c in found if c.get("seconds_mean")]
+    walls = [(c.get("n_wall") or 0, c.get("wall_seconds")) for c in found]
+    timed = bool(walls) and len(found) == len(tasks) and all(n and s for n, s in walls)
     return (
         sum(v * n for v, n in tokens) / sum(n for _, n in tokens) if tokens else None,
         sum(v * n for v, n in seconds) / sum(n for _, n in seconds) if seconds else None,
+        sum(n for n, _ in walls) / sum(float(s or 0) for _, s in walls) if timed else None,
     )
 
 
@@ -104,7 +109,7 @@ def _group_row(run: RunResults, group: str, tasks: list[str], name: str, names: 
     f_measure = stored.model_dump().get(F_MEASURE_PROTOCOL) or {}
     present = {d["split"] for d in tasks_data.values()}
     spec = str(model.get("spec") or "")
-    tokens, seconds = _context(list(tasks_data.values()))
+    tokens, seconds, rate = _context(list(tasks_data.values()))
     row = Row(
         model=display_name(spec, name, names),
         spec=spec,
@@ -115,6 +120,7 @@ def _group_row(run: RunResults, group: str, tasks: list[str], name: str, names: 
         elicitation="" if spec.startswith("baseline:") else elicitation_label(config.get("elicitation")),
         prompt_tokens=tokens,
         seconds_per_answer=seconds,
+        answers_per_s=rate,
         judge=judge_label(config.get("judge")),
         n=totals.get("n"),
         n_full=full_size([d["split"] for d in tasks_data.values()]),

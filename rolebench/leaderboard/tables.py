@@ -29,7 +29,7 @@ HEADERS = [
     "F rank (95% CI)",
     "Answer len (ref, cut)",
     "Looping",
-    "Prompt tok · latency s",
+    "Prompt tok · latency s · answers/s",
     "Win rate % (95% CI)",
     "LC win rate % (95% CI)",
     "W/T/L",
@@ -70,6 +70,7 @@ CSV_COLUMNS = [
     "elicitation",
     "prompt_tokens",
     "seconds_per_answer",
+    "answers_per_s",
     "win_rate",
     "win_rate_low",
     "win_rate_high",
@@ -108,10 +109,11 @@ ABOUT_MORE = (
     "role's description or the train file's answer to the same instruction (unranked rows). "
     "Prompting (on the page: under the model's name) = how the role "
     "was prompted: the paper's zero-shot, few-shot prompt or few-shot dialogue engineering "
-    "(demonstrations from the role's own script); Prompt tok · latency s (the page's Prompt column) = "
-    "what that costs: mean prompt tokens, and the latency: the mean seconds one answer took from its "
-    "request to its last token (answers generated together overlap, so this is not the run's time "
-    "divided by its answers, nor 1 / throughput). Win rate = share of "
+    "(demonstrations from the role's own script); Prompt tok · latency s · answers/s (the page's Prompt "
+    "column) = what that costs: mean prompt tokens; the latency, the mean seconds one answer took from its "
+    "request to its last token (answers generated together overlap, so this is not 1 / throughput); and "
+    "the throughput, the answers the run generated per second of wall-clock time (loading the model "
+    "included; answers read from the store not counted). Win rate = share of "
     "answers an LLM judge prefers over the RoleGPT baseline (ties count half), in percent; LC win rate "
     "= the same, length-controlled (AlpacaEval 2.0's regression, read at equal lengths). Rank (and F rank) "
     "with its 95% interval [best–worst]: the items of the split resampled 1,000 times, jointly for every "
@@ -174,12 +176,14 @@ def _percent(value: float | None, interval: list[float] | None) -> str:
 
 
 def context_text(row: Row) -> str:
-    """Mean prompt tokens and latency (mean seconds per answer), e.g. `412 · 0.83` (– where not measured)."""
-    if row.prompt_tokens is None and row.seconds_per_answer is None:
+    """Mean prompt tokens, latency (mean seconds per answer) and throughput (answers per second of
+    wall-clock time), e.g. `412 · 0.83 · 4.6` (– where not measured)."""
+    if row.prompt_tokens is None and row.seconds_per_answer is None and row.answers_per_s is None:
         return "–"
     tokens = "–" if row.prompt_tokens is None else f"{row.prompt_tokens:.0f}"
     seconds = "–" if row.seconds_per_answer is None else f"{row.seconds_per_answer:.2f}"
-    return f"{tokens} · {seconds}"
+    rate = "–" if row.answers_per_s is None else f"{row.answers_per_s:.3g}"
+    return f"{tokens} · {seconds} · {rate}"
 
 
 def win_text(row: Row) -> str:

@@ -61,10 +61,12 @@ def _length_cell(row: Row) -> dict[str, Any]:
 
 
 def _context_cell(row: Row) -> dict[str, Any]:
-    """Mean prompt tokens, and the latency (mean seconds per answer) below them."""
+    """Mean prompt tokens, and below them the latency (mean seconds per answer) and the throughput, a line
+    each."""
     seconds = "" if row.seconds_per_answer is None else f"latency {row.seconds_per_answer:.2f} s"
     tokens = "–" if row.prompt_tokens is None else f"{row.prompt_tokens:.0f}"
-    return _cell(tokens, row.prompt_tokens, sub=seconds)
+    rate = "" if row.answers_per_s is None else f"{row.answers_per_s:.3g} answers/s"
+    return {**_cell(tokens, row.prompt_tokens, sub=seconds), "rate": rate}
 
 
 def _row_view(row: Row, best: dict[str, float], key: str) -> dict[str, Any]:

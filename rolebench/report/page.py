@@ -175,12 +175,15 @@ def answer_rows(results: RunResults) -> list[dict[str, Any]]:
 
 
 def context_texts(context: dict[str, Any] | None) -> dict[str, str]:
-    """Mean prompt tokens and seconds per answer as shown (– where not measured)."""
+    """Mean prompt tokens, seconds per answer (latency) and answers per second of wall-clock time
+    (throughput) as shown (– where not measured)."""
     context = context or {}
     tokens, seconds = context.get("prompt_tokens_mean"), context.get("seconds_mean")
+    rate = context.get("answers_per_s")
     return {
         "prompt_tokens": "–" if tokens is None else f"{tokens:.0f}",
         "seconds": "–" if seconds is None else f"{seconds:.2f}",
+        "answers_per_s": "–" if rate is None else f"{rate:.3g}",
     }
 
 

@@ -50,19 +50,25 @@ def _rows(
                 _cell(total) if total is not None else "",
                 _cell(data.get("win_rate")) if first else "",
                 _cell(data.get("win_rate_lc")) if first else "",
-                *(_context_cells(data.get("context")) if first else ("", "")),
+                *(_context_cells(data.get("context")) if first else ("", "", "")),
                 ", ".join(data.get("flags") or []) if first else "",
             ]
         )
     return rows
 
 
-def _context_cells(context: dict[str, Any] | None) -> tuple[str, str]:
-    """Mean prompt tokens and latency (the mean seconds one answer took; answers generated together overlap,
-    so not 1 / throughput): the context cost, blank where not measured."""
+def _context_cells(context: dict[str, Any] | None) -> tuple[str, str, str]:
+    """Mean prompt tokens, latency (the mean seconds one answer took; answers generated together overlap,
+    so not 1 / throughput) and throughput (answers per second of wall-clock time): blank where not
+    measured."""
     context = context or {}
     tokens, seconds = context.get("prompt_tokens_mean"), context.get("seconds_mean")
-    return ("-" if tokens is None else f"{tokens:.0f}", "-" if seconds is None else f"{seconds:.2f}")
+    rate = context.get("answers_per_s")
+    return (
+        "-" if tokens is None else f"{tokens:.0f}",
+        "-" if seconds is None else f"{seconds:.2f}",
+        "-" if rate is None else f"{rate:.3g}",
+    )
 
 
 def summary_table(results: RunResults) -> str:
@@ -85,6 +91,7 @@ def summary_table(results: RunResults) -> str:
         "LC win rate",
         "prompt tok",
         "latency s",
+        "answers/s",
         "flags",
     ]
     optional = {
@@ -93,6 +100,7 @@ def summary_table(results: RunResults) -> str:
         "LC win rate",
         "prompt tok",
         "latency s",
+        "answers/s",
     }  # shown when some row has one
     keep = [
         i for i, h in enumerate(headers) if h not in optional or any(row[i] not in ("", "-") for row in rows)

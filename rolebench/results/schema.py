@@ -73,6 +73,11 @@ class ContextCost(BaseModel):
     seconds_total: float | None = None
     n_timed: int = 0
     shots_mean: float = 0.0  # demonstrations per sample (0 zero-shot)
+    # throughput: answers generated per second of wall-clock time, over the commands that generated them
+    # (run.json's generation_time; answers read from the store add nothing); None: not measured
+    answers_per_s: float | None = Field(default=None, ge=0.0, allow_inf_nan=False)
+    wall_seconds: float | None = Field(default=None, ge=0.0, allow_inf_nan=False)
+    n_wall: int = Field(default=0, ge=0)  # the answers generated in those wall_seconds
 
 
 def _is_number(value: Any) -> bool:

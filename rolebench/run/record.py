@@ -34,6 +34,9 @@ class RunRecord:
     groups: dict[str, list[str]] = field(default_factory=dict)
     created: str = ""
     finished: dict[str, str | None] = field(default_factory=dict)  # task -> sha256 of the samples written
+    # task -> {"answers", "seconds"}: the answers generated and the wall-clock seconds generating them took,
+    # added up over every command that generated some (answers read from the store cost none): throughput
+    generation_time: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def finished_tasks(self) -> list[str]:
         """The tasks with results, in the order the run planned them."""
@@ -42,6 +45,16 @@ class RunRecord:
     def wrote(self, task: str, digest: str) -> None:
         """A task's samples file was written (its results are those of this file)."""
         self.finished[task] = digest
+
+    def timed(self, task: str, answers: int, seconds: float) -> None:
+        """`answers` of `task` were generated in `seconds` of wall-clock time (none: nothing to add)."""
+        if answers <= 0:
+            return
+        before = self.generation_time.get(task) or {}
+        self.generation_time[task] = {
+            "answers": int(before.get("answers", 0)) + answers,
+            "seconds": round(float(before.get("seconds", 0.0)) + seconds, 3),
+        }
 
     def splits(self) -> dict[str, str]:
         """task -> split id, for every task the run planned."""
@@ -68,6 +81,7 @@ class RunRecord:
                 "config": self.config.model_dump(mode="json"),
                 "groups": self.groups,
                 "finished": self.finished,
+                "generation_time": self.generation_time,
             }
         )
 
@@ -89,7 +103,12 @@ class RunRecord:
         groups = {name: list(g.tasks) for name, g in results.groups.items()}
         config = results.config.model_copy(update={"judge": None, "judges": None, "versus": None})
         finished = {task: result.samples_sha256 for task, result in results.results.items()}
-        return cls(definition, config, groups, results.created, finished)
+        timing = {
+            task: {"answers": result.context.n_wall, "seconds": result.context.wall_seconds}
+            for task, result in results.results.items()
+            if result.context is not None and result.context.wall_seconds is not None
+        }
+        return cls(definition, config, groups, results.created, finished, timing)
 
     @classmethod
     def _from_run_json(cls, folder: RunFolder) -> RunRecord | None:
@@ -118,7 +137,20 @@ class RunRecord:
             finished = {task: None for task in config.tasks if folder.samples_path(task).is_file()}
         created = str(data.get("created") or data.get("claimed") or "")
         digests = {str(t): (d if isinstance(d, str) else None) for t, d in finished.items()}
-        return cls(definition, config, clean, created, digests)
+        return cls(definition, config, clean, created, digests, generation_times(data.get("generation_time")))
+
+
+def generation_times(value: Any) -> dict[str, dict[str, float]]:
+    """run.json's `generation_time`, the well-formed entries only (an older run.json has none)."""
+    if not isinstance(value, dict):
+        return {}
+    kept = {}
+    for task, entry in value.items():
+        answers = entry.get("answers") if isinstance(entry, dict) else None
+        seconds = entry.get("seconds") if isinstance(entry, dict) else None
+        if isinstance(answers, int) and answers > 0 and isinstance(seconds, int | float) and seconds >= 0:
+            kept[str(task)] = {"answers": answers, "seconds": float(seconds)}
+    return kept
 
 
 def definition_from_config(config: RunConfig) -> RunDefinition | None:

@@ -7,6 +7,10 @@ seconds per answer as it measured them when the answer was generated (hf and vLL
 time evenly among its answers; llama.cpp and API backends time each request from admission to its
 last token, overlapping with the others in flight), so compare them across runs made with the same
 backend and batch settings. An answer read back from the store keeps the seconds of its generation.
+That is latency, not throughput: answers generated together overlap. The throughput is the answers a
+run generated per second of wall-clock time (`with_throughput`, from run.json's `generation_time`: the
+commands that generated answers, each task timed from its first request to its last answer, loading the
+model included when that task loaded it).
 """
 
 from __future__ import annotations
@@ -15,6 +19,14 @@ from collections.abc import Sequence
 
 from rolebench.results.schema import ContextCost, SampleRecord
 from rolebench.scoring.stats import mean
+
+
+def with_throughput(cost: ContextCost, answers: int, seconds: float) -> ContextCost:
+    """`cost` with the throughput of `answers` generated in `seconds` of wall-clock time."""
+    rate = round(answers / seconds, 4) if answers > 0 and seconds > 0 else None
+    return cost.model_copy(
+        update={"answers_per_s": rate, "wall_seconds": round(seconds, 3), "n_wall": answers}
+    )
 
 
 def context_cost(records: Sequence[SampleRecord]) -> ContextCost:
