@@ -19,7 +19,7 @@ from rolebench.errors import MissingDependency
 from rolebench.leaderboard.rows import display_name
 from rolebench.leaderboard.tables import metric_text
 from rolebench.prompts.elicitation import elicitation_label
-from rolebench.report.summary import MEASURES, entries
+from rolebench.report.summary import MEASURES, context_texts, entries
 from rolebench.results.schema import RunResults
 from rolebench.run.folder import RunFolder
 from rolebench.scoring.flags import MEANINGS, describe
@@ -168,23 +168,10 @@ def answer_rows(results: RunResults) -> list[dict[str, Any]]:
                 "cut": "–" if lengths.cut_at_limit is None else f"{lengths.cut_at_limit:.0%}",
                 "looping": "–" if lengths.looping is None else f"{lengths.looping:.0%}",
                 "max_new_tokens": lengths.max_new_tokens,
-                **context_texts(task.context.model_dump() if task.context else None),
+                **context_texts(task.context.model_dump() if task.context else None, "–"),
             }
         )
     return rows
-
-
-def context_texts(context: dict[str, Any] | None) -> dict[str, str]:
-    """Mean prompt tokens, seconds per answer (latency) and answers per second of wall-clock time
-    (throughput) as shown (– where not measured)."""
-    context = context or {}
-    tokens, seconds = context.get("prompt_tokens_mean"), context.get("seconds_mean")
-    rate = context.get("answers_per_s")
-    return {
-        "prompt_tokens": "–" if tokens is None else f"{tokens:.0f}",
-        "seconds": "–" if seconds is None else f"{seconds:.2f}",
-        "answers_per_s": "–" if rate is None else f"{rate:.3g}",
-    }
 
 
 def versus_rows(results: RunResults) -> list[dict[str, Any]]:

@@ -50,25 +50,25 @@ def _rows(
                 _cell(total) if total is not None else "",
                 _cell(data.get("win_rate")) if first else "",
                 _cell(data.get("win_rate_lc")) if first else "",
-                *(_context_cells(data.get("context")) if first else ("", "", "")),
+                *(context_texts(data.get("context")).values() if first else ("", "", "")),
                 ", ".join(data.get("flags") or []) if first else "",
             ]
         )
     return rows
 
 
-def _context_cells(context: dict[str, Any] | None) -> tuple[str, str, str]:
+def context_texts(context: dict[str, Any] | None, blank: str = "-") -> dict[str, str]:
     """Mean prompt tokens, latency (the mean seconds one answer took; answers generated together overlap,
-    so not 1 / throughput) and throughput (answers per second of wall-clock time): blank where not
-    measured."""
+    so not 1 / throughput) and throughput (answers per second of wall-clock time) as shown: `blank` where
+    not measured. The summary's and the report's cells."""
     context = context or {}
     tokens, seconds = context.get("prompt_tokens_mean"), context.get("seconds_mean")
     rate = context.get("answers_per_s")
-    return (
-        "-" if tokens is None else f"{tokens:.0f}",
-        "-" if seconds is None else f"{seconds:.2f}",
-        "-" if rate is None else f"{rate:.3g}",
-    )
+    return {
+        "prompt_tokens": blank if tokens is None else f"{tokens:.0f}",
+        "seconds": blank if seconds is None else f"{seconds:.2f}",
+        "answers_per_s": blank if rate is None else f"{rate:.3g}",
+    }
 
 
 def summary_table(results: RunResults) -> str:
