@@ -529,7 +529,10 @@ for (const section of document.querySelectorAll("section.board")) {
     return {left: px(frame.left), right: px(frame.right), top: px(frame.top), bottom: px(frame.bottom),
             dots: svg.querySelectorAll("circle.dot").length, texts: texts};
   });
-  out.pictures.push({board: section.id, ranked: ranked.length, panels: panels});
+  const key = section.querySelector("figcaption.names");
+  out.pictures.push({board: section.id, ranked: ranked.length, panels: panels,
+                     key: key ? key.textContent : "",
+                     keyRight: key ? px(key.getBoundingClientRect().right) : 0});
 }
 return out;
 """
@@ -599,5 +602,13 @@ def test_page_reads_well_on_a_phone_and_on_desktops_in_chromium(runs, inflated, 
             for text in panel["texts"]:  # no label cut off at the picture's edge
                 assert panel["left"] - 1 <= text["left"] and text["right"] <= panel["right"] + 1, text
                 assert panel["top"] - 1 <= text["top"] and text["bottom"] <= panel["bottom"] + 1, text
+    # a name cut short in the picture is numbered there, spelled out whole under it (phones show no tooltip)
+    long_board = next(p for p in layout["pictures"] if long_name in p["key"])
+    assert long_board["keyRight"] <= width
+    number = long_board["key"].split(long_name)[0].rsplit("[", 1)[1].split("]")[0]
+    labels = [
+        t["text"] for panel in long_board["panels"] for t in panel["texts"]
+    ]  # a tooltip, then the label
+    assert any(label.endswith("…") and f"[{number}] Hugging" in label for label in labels)
     demo = next(p for p in layout["pictures"] if "rolebench_demo" in p["board"] and p["ranked"] >= 3)
     assert demo["panels"][0]["dots"] == demo["ranked"] and len(demo["panels"]) == 2

@@ -16,7 +16,7 @@ import pytest
 from rolebench.cli.main import main
 from rolebench.leaderboard.boards import collect
 from rolebench.leaderboard.build import build
-from rolebench.leaderboard.figure import board_figure, legend_lines, text_width
+from rolebench.leaderboard.figure import NameKey, board_figure, legend_lines, text_width
 from rolebench.leaderboard.items import ITEM_SCORES_FILE
 from rolebench.run.folder import read_results, read_samples, write_results, write_samples
 from tests.test_leaderboard import variant
@@ -219,6 +219,18 @@ def test_every_board_has_a_picture_with_a_mark_for_each_ranked_row(runs):
     assert any(r["cls"] == "inflated" for r in lengths.rects)  # past twice the references' length
     paper = [b for b in collect([REPO_ROOT / "leaderboard" / "results"]) if b.reference]
     assert paper and all(len(board_figure(b)) == 1 for b in paper)  # the paper's rows: scores, no lengths
+
+
+def test_names_too_long_for_the_picture_are_numbered_once_and_kept_whole():
+    key = NameKey()
+    long_a, long_b = "org/a-very-long-model-name-" + "x" * 40, "org/a-very-long-model-name-" + "y" * 40
+    assert key.label("short", 118) == "short"  # a name that fits is drawn as it is
+    a = key.label(long_a, 118)
+    b = key.label(long_b, 118)
+    assert a.startswith("[1] org/") and a.endswith("…") and text_width(a) <= 118
+    assert b.startswith("[2] org/") and b.endswith("…")  # two names with one start: told apart by number
+    assert key.label(long_a, 120).startswith("[1] ")  # the same name in the other panel: the same number
+    assert key.entries() == [(1, long_a), (2, long_b)]
 
 
 def test_labels_fit_the_panel():

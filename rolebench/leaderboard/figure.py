@@ -9,6 +9,8 @@ Two panels per board, each 360 units wide (one screen of a phone; side by side o
   lines, the references' mean length as a line and the region past twice it (`length-inflated`) shaded.
   Ranked rows are filled, partial ones open.
 Labels are placed so that no two overlap (their width estimated from their characters, wide for CJK).
+A name too long for its place is drawn as a number and its start ("[1] SmolLM2-1.7B…") and spelled out whole
+under the picture (`NameKey`): a phone shows no tooltip.
 """
 
 from __future__ import annotations
@@ -53,6 +55,25 @@ def shorten(text: str, width: float) -> str:
     while text and text_width(text + "…") > width:
         text = text[:-1]
     return text.rstrip() + "…"
+
+
+@dataclass
+class NameKey:
+    """The names a board's picture draws cut short, numbered in the order drawn: the picture shows
+    "[n] " and the name's start, the page lists each number with the whole name under the picture."""
+
+    numbers: dict[str, int] = field(default_factory=dict)  # whole name -> its number
+
+    def label(self, name: str, width: float) -> str:
+        """`name` when it fits `width`, else its number and as much of it as fits."""
+        if text_width(name) <= width:
+            return name
+        tag = f"[{self.numbers.setdefault(name, len(self.numbers) + 1)}] "
+        return tag + shorten(name, width - text_width(tag))
+
+    def entries(self) -> list[tuple[int, str]]:
+        """(number, whole name) of every name drawn cut short, in number order."""
+        return [(number, name) for name, number in self.numbers.items()]
 
 
 def _r(value: float) -> float:
@@ -156,8 +177,10 @@ def _legend(panel: Panel, y: float, parts: Sequence[str]) -> None:
     panel.height += 12 * (len(lines) - 1)
 
 
-def score_panel(board: Board) -> Panel | None:
-    """Each ranked row's avg with its interval (see the module docstring); None without ranked rows."""
+def score_panel(board: Board, key: NameKey | None = None) -> Panel | None:
+    """Each ranked row's avg with its interval (see the module docstring); None without ranked rows. Names
+    too long for the name column are numbered in `key`."""
+    key = key if key is not None else NameKey()
     ranked = [r for r in board.rows if r.rank is not None and r.avg is not None]
     if not ranked:
         return None
@@ -181,7 +204,7 @@ def score_panel(board: Board) -> Panel | None:
     placed: list[Box] = [(right + 6, 16, right + 6 + text_width("rank"), 30)]
     for index, row in enumerate(ranked):
         y = top + ROW_HEIGHT * index + ROW_HEIGHT / 2
-        _text(panel, 4, y + 4, shorten(row.model, LABEL_WIDTH - 4), "name", title=row.model)
+        _text(panel, 4, y + 4, key.label(row.model, LABEL_WIDTH - 4), "name", title=row.model)
         title = f"{row.model}: avg {row.avg:.4f}"
         if row.avg_ci:
             _line(panel, x_of(row.avg_ci[0]), y, x_of(row.avg_ci[1]), y, "ci")
@@ -223,9 +246,11 @@ def _reference(panel: Panel, placed: list[Box], x_ref: float, x_twice: float) ->
     place(panel, placed, x_ref, top + 8, "as long as the references", PLOT, "reference")
 
 
-def length_panel(board: Board) -> Panel | None:
+def length_panel(board: Board, key: NameKey | None = None) -> Panel | None:
     """Each row's avg (recall, and the F-measure) against its answers' length relative to the references'
-    (each row's own references: rows on other items compare fairly); None without lengths."""
+    (each row's own references: rows on other items compare fairly); None without lengths. Names too long
+    for a label are numbered in `key`."""
+    key = key if key is not None else NameKey()
     rows = [
         r
         for r in board.rows
@@ -261,7 +286,7 @@ def length_panel(board: Board) -> Panel | None:
         _mark(panel, x, y, "dot" if row.rank is not None else "open", row, title)
         placed.append((x - 4, y - 4, x + 4, y + 4))
     for row, x, y in points:
-        place(panel, placed, x, y, shorten(row.model, 120), PLOT, "name")
+        place(panel, placed, x, y, key.label(row.model, 120), PLOT, "name")
     for floor in floors:
         y = at(0, floor.avg or 0.0)[1]
         place(panel, placed, right - 2, y - 8, _floor_name(floor), PLOT, "floor", leader=False)
@@ -284,6 +309,8 @@ def length_panel(board: Board) -> Panel | None:
     return panel
 
 
-def board_figure(board: Board) -> list[Panel]:
-    """The panels of a board's picture (none when it has nothing to draw)."""
-    return [p for p in (score_panel(board), length_panel(board)) if p is not None]
+def board_figure(board: Board, key: NameKey | None = None) -> list[Panel]:
+    """The panels of a board's picture (none when it has nothing to draw); the names both panels draw cut
+    short numbered in `key` (one number per name across the panels)."""
+    key = key if key is not None else NameKey()
+    return [p for p in (score_panel(board, key), length_panel(board, key)) if p is not None]

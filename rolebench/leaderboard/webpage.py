@@ -20,7 +20,7 @@ from typing import Any
 import markupsafe
 
 from rolebench.leaderboard.boards import FLOOR, REPORTED, SPLIT_LABELS, Board, Row, n_display
-from rolebench.leaderboard.figure import WIDTH, board_figure
+from rolebench.leaderboard.figure import WIDTH, NameKey, board_figure
 from rolebench.leaderboard.tables import (
     ABOUT_LEAD,
     ABOUT_MORE,
@@ -114,6 +114,8 @@ def page_context(boards: Sequence[Board], title: str, generated: str) -> dict[st
             rows.append(_row_view(row, best, key))
             if row.per_role:
                 roles[key] = {"model": row.model, "split": SPLIT_LABELS[row.split], "roles": row.per_role}
+        names = NameKey()
+        panels = board_figure(board, names)
         views.append(
             {
                 "id": board.id,
@@ -124,7 +126,8 @@ def page_context(boards: Sequence[Board], title: str, generated: str) -> dict[st
                 "unranked_note": board.unranked_note(),
                 "order_note": board.order_note(),
                 "rank_note": board.rank_note,
-                "panels": board_figure(board),
+                "panels": panels,
+                "name_key": names.entries(),
                 "panel_width": WIDTH,
                 "rows": rows,
             }
