@@ -37,7 +37,7 @@ from rolebench.leaderboard.runs import comparability, rows_from_run
 from rolebench.results.schema import RunResults
 from rolebench.run.folder import RESULTS_FILE, read_results
 from rolebench.scoring.floors import FLOOR_NAMES
-from rolebench.scoring.metrics import AVG, METRIC_KEYS
+from rolebench.scoring.metrics import AVG, LABELS, METRIC_KEYS, named
 from rolebench.scoring.protocols import F_MEASURE_PROTOCOL
 
 __all__ = [
@@ -105,9 +105,7 @@ def measured(row: Row) -> tuple[tuple[str, ...], int]:
 
 def describe_measured(key: tuple[tuple[str, ...], int]) -> str:
     """`CUS and SPE over 1,690 items`."""
-    metrics = [m.upper() for m in key[0]] or ["no metric"]
-    named = metrics[0] if len(metrics) == 1 else ", ".join(metrics[:-1]) + " and " + metrics[-1]
-    return f"{named} over {key[1]:,} items"
+    return f"{named([LABELS[m] for m in key[0]] or ['no metric'])} over {key[1]:,} items"
 
 
 def _reference_measure(rows: Sequence[Row]) -> tuple[tuple[str, ...], int] | None:

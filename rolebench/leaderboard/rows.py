@@ -27,6 +27,7 @@ SPLIT_LABELS = {
 OURS = "ours"
 REPORTED = "reported (paper)"
 FLOOR = "floor"  # a null baseline (`rolebench.scoring.floors`): shown on every board, never ranked
+SCORES = (*METRIC_KEYS, AVG, *(f"f_{m}" for m in (*METRIC_KEYS, AVG)))  # a row's scores, by name
 
 
 @dataclass
@@ -37,14 +38,9 @@ class Row:
     spec: str
     source: str  # OURS, REPORTED or FLOOR
     split: str  # group name, a key of SPLIT_LABELS
-    cus: float | None = None
-    raw: float | None = None
-    spe: float | None = None
-    avg: float | None = None
-    f_cus: float | None = None  # the F-measure (protocol `rolebench`) beside the headline recall
-    f_raw: float | None = None
-    f_spe: float | None = None
-    f_avg: float | None = None
+    # each metric and avg under the headline protocol, then (`f_` + name) under the F-measure (protocol
+    # `rolebench`): the names of SCORES, read as fields (`row.cus`, `row.f_avg`); None: no value
+    scores: dict[str, float | None] = field(default_factory=dict)
     answer_words: float | None = None  # mean answer length (words, or characters for Chinese)
     reference_words: float | None = None  # the references' mean length, counted the same way
     cut_at_limit: float | None = None  # share of answers stopped by the token limit
@@ -90,6 +86,19 @@ class Row:
     f_avg_ci: list[float] | None = None
     tied_with: list[str] = field(default_factory=list)  # ranked rows whose rank intervals overlap this one's
 
+    def __getattr__(self, name: str) -> float | None:
+        """A score by its name (`row.cus`); called only for names that are not fields."""
+        if name in SCORES:
+            return self.scores.get(name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """A score set by its name (`row.cus = 0.4`) goes to `scores`, like every other."""
+        if name in SCORES:
+            self.scores[name] = value
+        else:
+            super().__setattr__(name, value)
+
     @property
     def partial(self) -> bool:
         """Fewer samples than the full split (a --limit run), or a task of the split missing."""
@@ -113,8 +122,11 @@ class Row:
         return found + self.notes + ([self.not_comparable] if self.not_comparable else [])
 
     def to_dict(self) -> dict[str, Any]:
+        fields: dict[str, Any] = {}
+        for name, value in asdict(self).items():
+            fields.update({s: self.scores.get(s) for s in SCORES} if name == "scores" else {name: value})
         return {
-            **asdict(self),
+            **fields,
             "partial": self.partial,
             "warnings": self.warnings(),
             "split_label": SPLIT_LABELS[self.split],
@@ -243,7 +255,7 @@ def reference_rows() -> list[Row]:
                 spec="",
                 source=REPORTED,
                 split=group,
-                **{m: entry.get(m) for m in (*METRIC_KEYS, AVG)},
+                scores={m: entry.get(m) for m in (*METRIC_KEYS, AVG)},
                 win_rate=None if pct is None else round(pct / 100, 6),
                 judge=split["judge"] if pct is not None else "",
                 protocol=data["protocol"],
@@ -251,10 +263,9 @@ def reference_rows() -> list[Row]:
                 date="2023-10",
                 run="RoleLLM paper",
             )
-            values = [v for v in (row.cus, row.raw, row.spe) if v is not None]
-            if row.avg is not None and len(values) == 3 and abs(sum(values) / 3 - row.avg) > 5e-4:
-                row.notes.append(
-                    f"avg as printed in the paper; the mean of this row is {sum(values) / 3:.4f}"
-                )
+            values = [v for v in (row.scores.get(m) for m in METRIC_KEYS) if v is not None]
+            mean = sum(values) / len(values) if len(values) == len(METRIC_KEYS) else None
+            if row.avg is not None and mean is not None and abs(mean - row.avg) > 5e-4:
+                row.notes.append(f"avg as printed in the paper; the mean of this row is {mean:.4f}")
             rows.append(row)
     return rows
