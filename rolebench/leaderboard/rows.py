@@ -16,14 +16,10 @@ from typing import Any
 import yaml
 
 from model_adapters.baseline import INFO
+from rolebench.data.splits import BENCHMARKS, get_benchmark
 from rolebench.scoring.metrics import AVG, METRIC_KEYS
 
-SPLIT_LABELS = {
-    "rolebench_eng_instruct": "English instruction generalization",
-    "rolebench_eng_role": "English role generalization",
-    "rolebench_zh": "Chinese instruction generalization",
-    "rolebench_demo": "Packaged demo (not RoleBench)",
-}
+SPLIT_LABELS = {b.group: b.label for b in BENCHMARKS}  # a row's split (a benchmark's group) -> its name
 OURS = "ours"
 REPORTED = "reported (paper)"
 FLOOR = "floor"  # a null baseline (`rolebench.scoring.floors`): shown on every board, never ranked
@@ -227,9 +223,10 @@ def n_display(row: Row) -> str:
     return f"{row.n:,} of {row.n_full:,}" if row.n_full is not None and row.n != row.n_full else f"{row.n:,}"
 
 
-def split_members(group: str) -> tuple[str, str]:
-    family = group.removeprefix("rolebench_")
-    return f"{family}_general", f"{family}_specific"
+def split_members(group: str) -> tuple[str, ...]:
+    """The split ids of the benchmark that task group `group` runs (none for a group that is no benchmark)."""
+    benchmark = get_benchmark(group)
+    return tuple(s.id for s in benchmark.splits) if benchmark else ()
 
 
 @cache
