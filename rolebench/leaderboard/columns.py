@@ -3,11 +3,11 @@ the page). The metrics' columns, names and explanations come from `rolebench.sco
 
 from __future__ import annotations
 
+from rolebench.leaderboard.rows import F_AVG
 from rolebench.scoring.flags import ORDER as FLAG_ORDER
 from rolebench.scoring.flags import describe
 from rolebench.scoring.metrics import AVG, LABELS, METRIC_KEYS, METRICS
 
-F_AVG = f"f_{AVG}"  # the avg under the F-measure (protocol `rolebench`)
 SHOWN_SCORES = (*METRIC_KEYS, AVG, F_AVG)  # the score columns of every table, in order
 SCORE_COLUMNS = (*SHOWN_SCORES, "win_rate", "win_rate_lc")  # the columns whose best value is bold
 HEADERS = [

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -23,7 +23,8 @@ SPLIT_LABELS = {b.group: b.label for b in BENCHMARKS}  # a row's split (a benchm
 OURS = "ours"
 REPORTED = "reported (paper)"
 FLOOR = "floor"  # a null baseline (`rolebench.scoring.floors`): shown on every board, never ranked
-SCORES = (*METRIC_KEYS, AVG, *(f"f_{m}" for m in (*METRIC_KEYS, AVG)))  # a row's scores, by name
+F_AVG = f"f_{AVG}"
+SCORES = (*METRIC_KEYS, AVG, *(f"f_{m}" for m in METRIC_KEYS), F_AVG)  # a row's scores, by name
 
 
 @dataclass
@@ -82,18 +83,29 @@ class Row:
     f_avg_ci: list[float] | None = None
     tied_with: list[str] = field(default_factory=list)  # ranked rows whose rank intervals overlap this one's
 
-    def __getattr__(self, name: str) -> float | None:
-        """A score by its name (`row.cus`); called only for names that are not fields."""
-        if name in SCORES:
-            return self.scores.get(name)
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+    @property
+    def avg(self) -> float | None:
+        """The mean of the row's metrics under the headline protocol (what ranks it)."""
+        return self.scores.get(AVG)
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        """A score set by its name (`row.cus = 0.4`) goes to `scores`, like every other."""
-        if name in SCORES:
-            self.scores[name] = value
-        else:
-            super().__setattr__(name, value)
+    @property
+    def f_avg(self) -> float | None:
+        """The same mean under the F-measure (what `rank_f` ranks by)."""
+        return self.scores.get(F_AVG)
+
+    if not TYPE_CHECKING:  # at run time every score reads and sets by name (`row.cus`, `setattr(row,
+        # "f_spe", v)`); typed code reads `scores`, so mypy still checks every other attribute name
+
+        def __getattr__(self, name: str) -> float | None:
+            if name in SCORES:
+                return self.scores.get(name)
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+        def __setattr__(self, name: str, value: Any) -> None:
+            if name in SCORES:
+                self.scores[name] = value
+            else:
+                super().__setattr__(name, value)
 
     @property
     def partial(self) -> bool:
