@@ -16,7 +16,8 @@ import pytest
 from rolebench.cli.main import main
 from rolebench.leaderboard.boards import collect
 from rolebench.leaderboard.build import build
-from rolebench.leaderboard.figure import NameKey, board_figure, legend_lines, text_width
+from rolebench.leaderboard.drawing import text_width
+from rolebench.leaderboard.figure import NameKey, board_figure, legend_lines
 from rolebench.leaderboard.items import ITEM_SCORES_FILE
 from rolebench.run.folder import read_results, read_samples, write_results, write_samples
 from tests.test_leaderboard import variant

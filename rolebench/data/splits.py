@@ -1,7 +1,11 @@
-"""The RoleBench splits: which files make up each one, its language, its kind, and its metrics.
+"""The benchmarks, each one definition: its splits (the files that make up each one, where they are read
+from, its language, and its kind, which names its metrics in `rolebench.scoring.metrics`), the task group
+that runs them, and how tables name it.
 
-The one place that knows the Hub layout of the benchmark (`SPLITS`); the packaged demo is a split
-like the others, whose files ship inside the package (`DEMO_ROOT`).
+RoleBench's three settings and the packaged demo are the benchmarks (`BENCHMARKS`); the demo's files ship
+inside the package (`DEMO_ROOT`). Every split's items are read by `rolebench.data.samples.load_samples`
+and become requests through the one request builder (`rolebench.prompts.elicitation.sample_request`).
+This is the one place that knows the Hub layout of the benchmark (`SPLITS`).
 """
 
 from __future__ import annotations
@@ -35,62 +39,115 @@ class SplitDef:
         return f"{folder}/{folder}-{role}.jsonl"
 
 
+@dataclass(frozen=True)
+class Benchmark:
+    """Splits evaluated, scored and ranked together: one task group, one leaderboard board per way of
+    scoring (protocol, data files, judge)."""
+
+    group: str  # the task group that runs its splits (`tasks/rolebench/<group>.yaml`)
+    label: str  # how tables name it
+    splits: tuple[SplitDef, ...]
+
+    @property
+    def builtin(self) -> bool:
+        """Its files ship inside the package (the demo)."""
+        return all(s.builtin for s in self.splits)
+
+
 _ENG_RAW = "instructions-eng/instructions-general.jsonl"
 _ZH_RAW = "instructions-zh/instructions-general.jsonl"
-SPLITS: dict[str, SplitDef] = {
-    s.id: s
-    for s in [
-        SplitDef(
-            "eng_instruct_general",
-            "en",
-            "general",
-            "rolebench-eng/instruction-generalization/general",
-            "profiles-eng/desc.json",
-            _ENG_RAW,
+_ENG_PROFILES = "profiles-eng/desc.json"
+BENCHMARKS: tuple[Benchmark, ...] = (
+    Benchmark(
+        "rolebench_eng_instruct",
+        "English instruction generalization",
+        (
+            SplitDef(
+                "eng_instruct_general",
+                "en",
+                "general",
+                "rolebench-eng/instruction-generalization/general",
+                _ENG_PROFILES,
+                _ENG_RAW,
+            ),
+            SplitDef(
+                "eng_instruct_specific",
+                "en",
+                "role_specific",
+                "rolebench-eng/instruction-generalization/role_specific",
+                _ENG_PROFILES,
+            ),
         ),
-        SplitDef(
-            "eng_instruct_specific",
-            "en",
-            "role_specific",
-            "rolebench-eng/instruction-generalization/role_specific",
-            "profiles-eng/desc.json",
+    ),
+    Benchmark(
+        "rolebench_eng_role",
+        "English role generalization",
+        (
+            SplitDef(
+                "eng_role_general",
+                "en",
+                "general",
+                "rolebench-eng/role-generalization/general",
+                _ENG_PROFILES,
+                _ENG_RAW,
+            ),
+            SplitDef(
+                "eng_role_specific",
+                "en",
+                "role_specific",
+                "rolebench-eng/role-generalization/role_specific",
+                _ENG_PROFILES,
+            ),
         ),
-        SplitDef(
-            "eng_role_general",
-            "en",
-            "general",
-            "rolebench-eng/role-generalization/general",
-            "profiles-eng/desc.json",
-            _ENG_RAW,
+    ),
+    Benchmark(
+        "rolebench_zh",
+        "Chinese instruction generalization",
+        (
+            SplitDef("zh_general", "zh", "general", "rolebench-zh/general", "profiles-zh/desc.json", _ZH_RAW),
+            SplitDef(
+                "zh_specific", "zh", "role_specific", "rolebench-zh/role_specific", "profiles-zh/desc.json"
+            ),
         ),
-        SplitDef(
-            "eng_role_specific",
-            "en",
-            "role_specific",
-            "rolebench-eng/role-generalization/role_specific",
-            "profiles-eng/desc.json",
+    ),
+    Benchmark(
+        "rolebench_demo",
+        "Packaged demo (not RoleBench)",
+        (
+            SplitDef(
+                "demo_general",
+                "en",
+                "general",
+                "rolebench-demo/general",
+                "profiles-demo/desc.json",
+                "instructions-demo/instructions-general.jsonl",
+                builtin=True,
+            ),
+            SplitDef(
+                "demo_specific",
+                "en",
+                "role_specific",
+                "rolebench-demo/role_specific",
+                "profiles-demo/desc.json",
+                builtin=True,
+            ),
         ),
-        SplitDef("zh_general", "zh", "general", "rolebench-zh/general", "profiles-zh/desc.json", _ZH_RAW),
-        SplitDef("zh_specific", "zh", "role_specific", "rolebench-zh/role_specific", "profiles-zh/desc.json"),
-        SplitDef(
-            "demo_general",
-            "en",
-            "general",
-            "rolebench-demo/general",
-            "profiles-demo/desc.json",
-            "instructions-demo/instructions-general.jsonl",
-            builtin=True,
-        ),
-        SplitDef(
-            "demo_specific",
-            "en",
-            "role_specific",
-            "rolebench-demo/role_specific",
-            "profiles-demo/desc.json",
-            builtin=True,
-        ),
-    ]
-}
+    ),
+)
+SPLITS: dict[str, SplitDef] = {s.id: s for b in BENCHMARKS for s in b.splits}
+_GROUPS: dict[str, Benchmark] = {b.group: b for b in BENCHMARKS}
+_OF_SPLIT: dict[str, Benchmark] = {s.id: b for b in BENCHMARKS for s in b.splits}
+
+
+def get_benchmark(group: str) -> Benchmark | None:
+    """The benchmark run by task group `group`; None for a group that is no benchmark (`rolebench`, a
+    user's own)."""
+    return _GROUPS.get(group)
+
+
+def benchmark_of(split_id: str) -> Benchmark | None:
+    """The benchmark a split belongs to; None for a split id that is none of `SPLITS`."""
+    return _OF_SPLIT.get(split_id)
 
 
 def get_split(split_id: str) -> SplitDef:

@@ -3,12 +3,12 @@
 A row is one model on one split (a task group: `rolebench_eng_instruct`, `rolebench_eng_role`,
 `rolebench_zh`, or the packaged demo `rolebench_demo`). Rows are ranked only against rows made the
 same way: a **board** is one (split, scoring protocol, judge, and per task its version and data
-files; see `leaderboard_runs.comparability`). Rows of different boards are shown in separate
+files; see `rolebench.leaderboard.runs.comparability`). Rows of different boards are shown in separate
 tables and never share a ranking. The paper's numbers form their own board per split ("reported
 (paper)"), shown beside ours. Inside a board only complete rows are ranked (no `--limit` cut, every
 task of the split present); partial rows are listed after them, flagged, without a rank.
 
-Rendering lives in `leaderboard_tables` (Markdown, CSV, LaTeX) and `leaderboard_html` (the web page).
+Rendering lives in `rolebench.leaderboard.tables` (Markdown, CSV, LaTeX) and `webpage` (the web page).
 """
 
 from __future__ import annotations
@@ -33,11 +33,11 @@ from rolebench.leaderboard.rows import (
     reference_data,
     reference_rows,
 )
-from rolebench.leaderboard.runs import comparability, rows_from_run
+from rolebench.leaderboard.runs import group_rows
 from rolebench.results.schema import RunResults
 from rolebench.run.folder import RESULTS_FILE, read_results
 from rolebench.scoring.floors import FLOOR_NAMES
-from rolebench.scoring.metrics import AVG, METRIC_KEYS
+from rolebench.scoring.metrics import AVG, LABELS, METRIC_KEYS, named
 from rolebench.scoring.protocols import F_MEASURE_PROTOCOL
 
 __all__ = [
@@ -105,9 +105,7 @@ def measured(row: Row) -> tuple[tuple[str, ...], int]:
 
 def describe_measured(key: tuple[tuple[str, ...], int]) -> str:
     """`CUS and SPE over 1,690 items`."""
-    metrics = [m.upper() for m in key[0]] or ["no metric"]
-    named = metrics[0] if len(metrics) == 1 else ", ".join(metrics[:-1]) + " and " + metrics[-1]
-    return f"{named} over {key[1]:,} items"
+    return f"{named([LABELS[m] for m in key[0]] or ['no metric'])} over {key[1]:,} items"
 
 
 def _reference_measure(rows: Sequence[Row]) -> tuple[tuple[str, ...], int] | None:
@@ -160,39 +158,6 @@ def rank_rows(rows: list[Row]) -> list[Row]:
         row.rank = by_avg.get(id(row))
         row.rank_f = by_f.get(id(row))
     return ordered
-
-
-Entry = tuple[tuple[str, ...], dict[str, str], list[Row]]
-
-
-def _matches(group: Entry, common: tuple[str, ...], parts: dict[str, str], width: int) -> bool:
-    return group[0][:width] == common[:width] and all(group[1].get(k, v) == v for k, v in parts.items())
-
-
-def group_rows(runs: Sequence[tuple[RunResults, str]], names: Mapping[str, str] | None = None) -> list[Entry]:
-    """Rows grouped by comparability; complete rows claim boards first, rows missing a task join a match.
-    A floor run's rows join every board that agrees on split, protocol and data, whatever its judge."""
-    entries = [
-        (row, *comparability(run.config.model_dump(), row))
-        for run, name in runs
-        for row in rows_from_run(run, name, names)
-    ]
-    entries.sort(key=lambda entry: (entry[0].source == FLOOR, bool(entry[0].missing_tasks)))
-    grouped: list[Entry] = []
-    for row, common, parts in entries:
-        if row.source == FLOOR:
-            boards = [g for g in grouped if _matches(g, common, parts, 2)]
-            for group in boards:
-                group[2].append(row)
-            if boards:
-                continue
-        match = next((g for g in grouped if _matches(g, common, parts, len(common))), None)
-        if match is None:
-            grouped.append((common, dict(parts), [row]))
-        else:
-            match[1].update(parts)
-            match[2].append(row)
-    return grouped
 
 
 def floor_rows(rows: Sequence[Row], protocol: str) -> list[Row]:

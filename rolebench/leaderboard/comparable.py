@@ -10,12 +10,13 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rolebench.data.splits import SPLITS
+from rolebench.data.splits import SPLITS, benchmark_of, get_benchmark
 
 
 def family_of(split_id: str) -> str:
-    """`zh_general` -> `rolebench_zh` (the group of the split)."""
-    return "rolebench_" + split_id.rsplit("_", 1)[0]
+    """`zh_general` -> `rolebench_zh`: the task group of the split's benchmark ("" for an unknown split)."""
+    benchmark = benchmark_of(split_id)
+    return benchmark.group if benchmark else ""
 
 
 def judge_label(judge: Any) -> str:
@@ -49,8 +50,8 @@ def protocol_key(scoring: Any, protocol: str) -> str:
 
 def data_block(config: Mapping[str, Any], group: str) -> Mapping[str, Any]:
     data = config.get("data") or {}
-    builtin = data.get("builtin")
-    if group == "rolebench_demo" and isinstance(builtin, Mapping):
+    builtin, benchmark = data.get("builtin"), get_benchmark(group)
+    if benchmark is not None and benchmark.builtin and isinstance(builtin, Mapping):
         return builtin
     return data if isinstance(data, Mapping) else {}
 

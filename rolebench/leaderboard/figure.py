@@ -15,46 +15,27 @@ under the picture (`NameKey`): a phone shows no tooltip.
 
 from __future__ import annotations
 
-import math
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
+from rolebench.leaderboard.drawing import (
+    Box,
+    Panel,
+    add_line,
+    add_mark,
+    add_text,
+    nice_ticks,
+    place,
+    rounded,
+    shorten,
+    text_width,
+)
 from rolebench.leaderboard.rows import FLOOR, Board, Row
 
 WIDTH = 360.0
-FONT = 11.0
 ROW_HEIGHT = 20.0
 LABEL_WIDTH = 118.0  # the scores panel's name column
 RANK_WIDTH = 44.0  # its rank-interval column
-Box = tuple[float, float, float, float]  # left, top, right, bottom
-
-
-@dataclass
-class Panel:
-    """An SVG panel: its height and the shapes the template draws (all coordinates in panel units)."""
-
-    title: str
-    height: float
-    lines: list[dict[str, Any]] = field(default_factory=list)  # x1 y1 x2 y2 cls
-    rects: list[dict[str, Any]] = field(default_factory=list)  # x y w h cls
-    marks: list[dict[str, Any]] = field(default_factory=list)  # x y cls row title
-    texts: list[dict[str, Any]] = field(default_factory=list)  # x y text anchor cls title
-
-
-def text_width(text: str, size: float = FONT) -> float:
-    """A generous estimate of the drawn width: wide (CJK) characters one em, others 0.62 em."""
-    return sum(size if unicodedata.east_asian_width(c) in "WF" else 0.62 * size for c in text)
-
-
-def shorten(text: str, width: float) -> str:
-    """`text`, cut with an ellipsis to fit `width`."""
-    if text_width(text) <= width:
-        return text
-    while text and text_width(text + "…") > width:
-        text = text[:-1]
-    return text.rstrip() + "…"
 
 
 @dataclass
@@ -76,71 +57,14 @@ class NameKey:
         return [(number, name) for name, number in self.numbers.items()]
 
 
-def _r(value: float) -> float:
-    return round(value, 1)
-
-
-def nice_ticks(low: float, high: float, count: int = 4) -> list[float]:
-    """Round tick values covering [low, high]."""
-    span = max(high - low, 1e-9)
-    step = 10 ** math.floor(math.log10(span / count))
-    for factor in (1, 2, 5, 10):
-        if span / (step * factor) <= count:
-            step *= factor
-            break
-    first = math.floor(low / step) * step
-    return [round(first + i * step, 10) for i in range(int((high - first) / step + 1e-9) + 1)]
-
-
-def _overlaps(box: Box, placed: Sequence[Box]) -> bool:
-    return any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in placed)
-
-
-def _text(
-    panel: Panel, x: float, y: float, text: str, cls: str, anchor: str = "start", title: str = ""
-) -> None:
-    panel.texts.append({"x": _r(x), "y": _r(y), "text": text, "anchor": anchor, "cls": cls, "title": title})
-
-
-def _line(panel: Panel, x1: float, y1: float, x2: float, y2: float, cls: str) -> None:
-    panel.lines.append({"x1": _r(x1), "y1": _r(y1), "x2": _r(x2), "y2": _r(y2), "cls": cls})
-
-
-def _mark(panel: Panel, x: float, y: float, cls: str, row: Row, title: str) -> None:
-    panel.marks.append({"x": _r(x), "y": _r(y), "cls": cls, "row": row.run, "title": title})
-
-
-def place(
-    panel: Panel, placed: list[Box], x: float, y: float, text: str, area: Box, cls: str, leader: bool = True
-) -> bool:
-    """A label near (x, y) where it overlaps nothing placed and stays inside `area`: right, left, above,
-    below, then further down with a leader line to (x, y); recorded in `placed`. False if none fits."""
-    width, height = text_width(text), FONT + 2
-    candidates = [(x + 6, y + 4, "start"), (x - 6, y + 4, "end"), (x, y - 7, "middle"), (x, y + 15, "middle")]
-    for k in range(1, 12):  # then further away, below and above, on either side
-        candidates += [(x + 10, y + 4 + k * height, "start"), (x - 10, y + 4 + k * height, "end")]
-        candidates += [(x + 10, y + 4 - k * height, "start"), (x - 10, y + 4 - k * height, "end")]
-    for number, (cx, cy, anchor) in enumerate(candidates):
-        left = {"start": cx, "end": cx - width, "middle": cx - width / 2}[anchor]
-        box = (left, cy - FONT, left + width, cy + 2)
-        inside = area[0] <= box[0] and box[2] <= area[2] and area[1] <= box[1] and box[3] <= area[3]
-        if inside and not _overlaps(box, placed):
-            placed.append(box)
-            _text(panel, cx, cy, text, cls, anchor)
-            if leader and number >= 4:  # moved away from its point: a leader line says whose it is
-                _line(panel, x, y, cx - 2, cy - 4, "leader")
-            return True
-    return False
-
-
 def _axis(panel: Panel, left: float, right: float, y: float, low: float, high: float, unit: str = "") -> None:
     """A horizontal axis with tick labels below it."""
-    _line(panel, left, y, right, y, "axis")
+    add_line(panel, left, y, right, y, "axis")
     for tick in nice_ticks(low, high):
         x = left + (tick - low) / (high - low) * (right - left)
         if left - 0.5 <= x <= right + 0.5:
-            _line(panel, x, y, x, y + 3, "axis")
-            _text(panel, x, y + 14, f"{tick:g}{unit if tick else ''}", "tick", "middle")
+            add_line(panel, x, y, x, y + 3, "axis")
+            add_text(panel, x, y + 14, f"{tick:g}{unit if tick else ''}", "tick", "middle")
 
 
 def _floors(board: Board) -> list[Row]:
@@ -173,7 +97,7 @@ def _legend(panel: Panel, y: float, parts: Sequence[str]) -> None:
     """The legend from `y` down (the panel grows by its extra lines)."""
     lines = legend_lines(parts)
     for number, line in enumerate(lines):
-        _text(panel, 4, y + 12 * number, line, "note")
+        add_text(panel, 4, y + 12 * number, line, "note")
     panel.height += 12 * (len(lines) - 1)
 
 
@@ -199,24 +123,24 @@ def score_panel(board: Board, key: NameKey | None = None) -> Panel | None:
 
     intervals = any(r.avg_ci for r in ranked)
     caption = f"avg ({_measure(board)})" + (" with its 95% interval" if intervals else "")
-    _text(panel, 4, 12, shorten(caption, WIDTH - 8), "caption")
-    _text(panel, right + 6, 28, "rank", "head")
+    add_text(panel, 4, 12, shorten(caption, WIDTH - 8), "caption")
+    add_text(panel, right + 6, 28, "rank", "head")
     placed: list[Box] = [(right + 6, 16, right + 6 + text_width("rank"), 30)]
     for index, row in enumerate(ranked):
         y = top + ROW_HEIGHT * index + ROW_HEIGHT / 2
-        _text(panel, 4, y + 4, key.label(row.model, LABEL_WIDTH - 4), "name", title=row.model)
+        add_text(panel, 4, y + 4, key.label(row.model, LABEL_WIDTH - 4), "name", title=row.model)
         title = f"{row.model}: avg {row.avg:.4f}"
         if row.avg_ci:
-            _line(panel, x_of(row.avg_ci[0]), y, x_of(row.avg_ci[1]), y, "ci")
+            add_line(panel, x_of(row.avg_ci[0]), y, x_of(row.avg_ci[1]), y, "ci")
             title += f" [{row.avg_ci[0]:.4f}, {row.avg_ci[1]:.4f}]"
-        _mark(panel, x_of(row.avg or 0.0), y, "dot", row, title)
+        add_mark(panel, x_of(row.avg or 0.0), y, "dot", row, title)
         bounds = row.rank_interval
         rank = f"{bounds[0]}–{bounds[1]}" if bounds and bounds[0] != bounds[1] else str(row.rank)
-        _text(panel, right + 6, y + 4, rank, "rank")
+        add_text(panel, right + 6, y + 4, rank, "rank")
     unplaced = []
     for floor in floors:
         x = x_of(floor.avg or 0.0)
-        _line(panel, x, top - 4, x, bottom, "floor")
+        add_line(panel, x, top - 4, x, bottom, "floor")
         if not place(
             panel, placed, x, 25, _floor_name(floor), (0, 17, right, top - 4), "floor", leader=False
         ):
@@ -236,13 +160,19 @@ def _reference(panel: Panel, placed: list[Box], x_ref: float, x_twice: float) ->
     """The references' length (1×), and the shaded region past twice it (the `length-inflated` rule)."""
     left, top, right, bottom = PLOT
     panel.rects.append(
-        {"x": _r(x_twice), "y": top, "w": _r(right - x_twice), "h": _r(bottom - top), "cls": "inflated"}
+        {
+            "x": rounded(x_twice),
+            "y": top,
+            "w": rounded(right - x_twice),
+            "h": rounded(bottom - top),
+            "cls": "inflated",
+        }
     )
-    _line(panel, x_ref, top, x_ref, bottom, "reference")
+    add_line(panel, x_ref, top, x_ref, bottom, "reference")
     label = "length-inflated"
     if right - x_twice >= text_width(label) + 6:
         placed.append((right - 3 - text_width(label), top + 2, right, top + 16))
-        _text(panel, right - 3, top + 13, label, "inflated", "end")
+        add_text(panel, right - 3, top + 13, label, "inflated", "end")
     place(panel, placed, x_ref, top + 8, "as long as the references", PLOT, "reference")
 
 
@@ -268,22 +198,22 @@ def length_panel(board: Board, key: NameKey | None = None) -> Panel | None:
     def at(ratio: float, score: float) -> tuple[float, float]:
         return left + ratio / x_high * (right - left), bottom - score / y_high * (bottom - top)
 
-    _text(panel, 4, 12, shorten(f"avg ({_measure(board)}) against answer length", WIDTH - 8), "caption")
-    _line(panel, left, top, left, bottom, "axis")
+    add_text(panel, 4, 12, shorten(f"avg ({_measure(board)}) against answer length", WIDTH - 8), "caption")
+    add_line(panel, left, top, left, bottom, "axis")
     placed: list[Box] = []
     _reference(panel, placed, at(1.0, 0)[0], at(2.0, 0)[0])
     for floor in floors:
         y = at(0, floor.avg or 0.0)[1]
-        _line(panel, left, y, right, y, "floor")
+        add_line(panel, left, y, right, y, "floor")
     points = [(r, *at(ratios[id(r)], r.avg or 0.0)) for r in rows]
     for row, x, y in points:
         if row.f_avg is not None:
             f_y = at(0, row.f_avg)[1]
-            _line(panel, x, y, x, f_y, "stem")
-            _mark(panel, x, f_y, "ring", row, f"{row.model}: F avg {row.f_avg:.4f}")
+            add_line(panel, x, y, x, f_y, "stem")
+            add_mark(panel, x, f_y, "ring", row, f"{row.model}: F avg {row.f_avg:.4f}")
         title = f"{row.model}: avg {row.avg:.4f}; answers {row.answer_words:.0f} long"
         title += f", references {row.reference_words:.0f}"
-        _mark(panel, x, y, "dot" if row.rank is not None else "open", row, title)
+        add_mark(panel, x, y, "dot" if row.rank is not None else "open", row, title)
         placed.append((x - 4, y - 4, x + 4, y + 4))
     for row, x, y in points:
         place(panel, placed, x, y, key.label(row.model, 120), PLOT, "name")
@@ -294,9 +224,9 @@ def length_panel(board: Board, key: NameKey | None = None) -> Panel | None:
     for tick in nice_ticks(0.0, y_high, 3):
         y = at(0, tick)[1]
         if top - 0.5 <= y <= bottom:
-            _text(panel, left - 4, y + 4, f"{tick:g}", "tick", "end")
+            add_text(panel, left - 4, y + 4, f"{tick:g}", "tick", "end")
     unit = "characters" if board.split == "rolebench_zh" else "words"
-    _text(
+    add_text(
         panel, (left + right) / 2, bottom + 28, f"answer length ÷ the references' ({unit})", "note", "middle"
     )
     legend = [

@@ -11,22 +11,20 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from model_adapters.baseline import INFO
+from rolebench.data.splits import BENCHMARKS, get_benchmark
 from rolebench.scoring.metrics import AVG, METRIC_KEYS
 
-SPLIT_LABELS = {
-    "rolebench_eng_instruct": "English instruction generalization",
-    "rolebench_eng_role": "English role generalization",
-    "rolebench_zh": "Chinese instruction generalization",
-    "rolebench_demo": "Packaged demo (not RoleBench)",
-}
+SPLIT_LABELS = {b.group: b.label for b in BENCHMARKS}  # a row's split (a benchmark's group) -> its name
 OURS = "ours"
 REPORTED = "reported (paper)"
 FLOOR = "floor"  # a null baseline (`rolebench.scoring.floors`): shown on every board, never ranked
+F_AVG = f"f_{AVG}"
+SCORES = (*METRIC_KEYS, AVG, *(f"f_{m}" for m in METRIC_KEYS), F_AVG)  # a row's scores, by name
 
 
 @dataclass
@@ -37,14 +35,9 @@ class Row:
     spec: str
     source: str  # OURS, REPORTED or FLOOR
     split: str  # group name, a key of SPLIT_LABELS
-    cus: float | None = None
-    raw: float | None = None
-    spe: float | None = None
-    avg: float | None = None
-    f_cus: float | None = None  # the F-measure (protocol `rolebench`) beside the headline recall
-    f_raw: float | None = None
-    f_spe: float | None = None
-    f_avg: float | None = None
+    # each metric and avg under the headline protocol, then (`f_` + name) under the F-measure (protocol
+    # `rolebench`): the names of SCORES, read as fields (`row.cus`, `row.f_avg`); None: no value
+    scores: dict[str, float | None] = field(default_factory=dict)
     answer_words: float | None = None  # mean answer length (words, or characters for Chinese)
     reference_words: float | None = None  # the references' mean length, counted the same way
     cut_at_limit: float | None = None  # share of answers stopped by the token limit
@@ -91,6 +84,30 @@ class Row:
     tied_with: list[str] = field(default_factory=list)  # ranked rows whose rank intervals overlap this one's
 
     @property
+    def avg(self) -> float | None:
+        """The mean of the row's metrics under the headline protocol (what ranks it)."""
+        return self.scores.get(AVG)
+
+    @property
+    def f_avg(self) -> float | None:
+        """The same mean under the F-measure (what `rank_f` ranks by)."""
+        return self.scores.get(F_AVG)
+
+    if not TYPE_CHECKING:  # at run time every score reads and sets by name (`row.cus`, `setattr(row,
+        # "f_spe", v)`); typed code reads `scores`, so mypy still checks every other attribute name
+
+        def __getattr__(self, name: str) -> float | None:
+            if name in SCORES:
+                return self.scores.get(name)
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+        def __setattr__(self, name: str, value: Any) -> None:
+            if name in SCORES:
+                self.scores[name] = value
+            else:
+                super().__setattr__(name, value)
+
+    @property
     def partial(self) -> bool:
         """Fewer samples than the full split (a --limit run), or a task of the split missing."""
         if self.missing_tasks:
@@ -113,8 +130,11 @@ class Row:
         return found + self.notes + ([self.not_comparable] if self.not_comparable else [])
 
     def to_dict(self) -> dict[str, Any]:
+        fields: dict[str, Any] = {}
+        for name, value in asdict(self).items():
+            fields.update({s: self.scores.get(s) for s in SCORES} if name == "scores" else {name: value})
         return {
-            **asdict(self),
+            **fields,
             "partial": self.partial,
             "warnings": self.warnings(),
             "split_label": SPLIT_LABELS[self.split],
@@ -215,9 +235,10 @@ def n_display(row: Row) -> str:
     return f"{row.n:,} of {row.n_full:,}" if row.n_full is not None and row.n != row.n_full else f"{row.n:,}"
 
 
-def split_members(group: str) -> tuple[str, str]:
-    family = group.removeprefix("rolebench_")
-    return f"{family}_general", f"{family}_specific"
+def split_members(group: str) -> tuple[str, ...]:
+    """The split ids of the benchmark that task group `group` runs (none for a group that is no benchmark)."""
+    benchmark = get_benchmark(group)
+    return tuple(s.id for s in benchmark.splits) if benchmark else ()
 
 
 @cache
@@ -243,7 +264,7 @@ def reference_rows() -> list[Row]:
                 spec="",
                 source=REPORTED,
                 split=group,
-                **{m: entry.get(m) for m in (*METRIC_KEYS, AVG)},
+                scores={m: entry.get(m) for m in (*METRIC_KEYS, AVG)},
                 win_rate=None if pct is None else round(pct / 100, 6),
                 judge=split["judge"] if pct is not None else "",
                 protocol=data["protocol"],
@@ -251,10 +272,9 @@ def reference_rows() -> list[Row]:
                 date="2023-10",
                 run="RoleLLM paper",
             )
-            values = [v for v in (row.cus, row.raw, row.spe) if v is not None]
-            if row.avg is not None and len(values) == 3 and abs(sum(values) / 3 - row.avg) > 5e-4:
-                row.notes.append(
-                    f"avg as printed in the paper; the mean of this row is {sum(values) / 3:.4f}"
-                )
+            values = [v for v in (row.scores.get(m) for m in METRIC_KEYS) if v is not None]
+            mean = sum(values) / len(values) if len(values) == len(METRIC_KEYS) else None
+            if row.avg is not None and mean is not None and abs(mean - row.avg) > 5e-4:
+                row.notes.append(f"avg as printed in the paper; the mean of this row is {mean:.4f}")
             rows.append(row)
     return rows

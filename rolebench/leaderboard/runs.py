@@ -1,4 +1,4 @@
-"""From a run's results.json to leaderboard rows, and what makes two rows comparable.
+"""From a run's results.json to leaderboard rows, what makes two rows comparable, and rows grouped by it.
 
 Two rows may share a board (a ranking) only when they agree on the split, the scoring protocol
 (name, reference handling, tokenizers), the judge (spec, prompt hash, protocol) and, for every task
@@ -47,6 +47,39 @@ def rows_from_run(run: RunResults, name: str, names: Mapping[str, str] | None = 
         if group in SPLIT_LABELS:
             by_group.setdefault(group, []).append(task)
     return [_group_row(run, group, tasks, name, names or {}) for group, tasks in sorted(by_group.items())]
+
+
+Entry = tuple[tuple[str, ...], dict[str, str], list[Row]]
+
+
+def _matches(group: Entry, common: tuple[str, ...], parts: dict[str, str], width: int) -> bool:
+    return group[0][:width] == common[:width] and all(group[1].get(k, v) == v for k, v in parts.items())
+
+
+def group_rows(runs: Sequence[tuple[RunResults, str]], names: Mapping[str, str] | None = None) -> list[Entry]:
+    """Rows grouped by comparability; complete rows claim boards first, rows missing a task join a match.
+    A floor run's rows join every board that agrees on split, protocol and data, whatever its judge."""
+    entries = [
+        (row, *comparability(run.config.model_dump(), row))
+        for run, name in runs
+        for row in rows_from_run(run, name, names)
+    ]
+    entries.sort(key=lambda entry: (entry[0].source == FLOOR, bool(entry[0].missing_tasks)))
+    grouped: list[Entry] = []
+    for row, common, parts in entries:
+        if row.source == FLOOR:
+            boards = [g for g in grouped if _matches(g, common, parts, 2)]
+            for group in boards:
+                group[2].append(row)
+            if boards:
+                continue
+        match = next((g for g in grouped if _matches(g, common, parts, len(common))), None)
+        if match is None:
+            grouped.append((common, dict(parts), [row]))
+        else:
+            match[1].update(parts)
+            match[2].append(row)
+    return grouped
 
 
 def board_protocol(run: RunResults) -> str:

@@ -20,11 +20,9 @@ from typing import Any
 import markupsafe
 
 from rolebench.leaderboard.boards import FLOOR, REPORTED, SPLIT_LABELS, Board, Row, n_display
+from rolebench.leaderboard.columns import ABOUT_LEAD, ABOUT_MORE, FLAG_LEGEND, SHOWN_SCORES
 from rolebench.leaderboard.figure import WIDTH, NameKey, board_figure
 from rolebench.leaderboard.tables import (
-    ABOUT_LEAD,
-    ABOUT_MORE,
-    FLAG_LEGEND,
     best_values,
     board_heading,
     interval_text,
@@ -35,7 +33,7 @@ from rolebench.leaderboard.tables import (
     wtl_text,
 )
 from rolebench.scoring.flags import MEANINGS
-from rolebench.scoring.metrics import AVG, METRIC_KEYS
+from rolebench.scoring.metrics import METRIC_KEYS, METRICS, named
 from rolebench.templating import html_environment
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
@@ -86,7 +84,7 @@ def _row_view(row: Row, best: dict[str, float], key: str) -> dict[str, Any]:
         "glance": f"avg {metric_text(row.avg)} · F avg {metric_text(row.f_avg)}",  # a phone: under the name
         "title": " · ".join(x for x in (row.elicitation, row.spec, row.run) if x),
         "rank": _cell(rank_text(row, row.rank), row.rank, sub=interval_text(row.rank_interval)),
-        "scores": [score(m, metric_text(getattr(row, m))) for m in (*METRIC_KEYS, AVG, f"f_{AVG}")],
+        "scores": [score(m, metric_text(getattr(row, m))) for m in SHOWN_SCORES],
         "rank_f": _cell(rank_text(row, row.rank_f), row.rank_f, sub=interval_text(row.rank_f_interval)),
         "length": _length_cell(row),
         "looping": _cell(share_text(row.looping), row.looping),
@@ -141,6 +139,8 @@ def page_context(boards: Sequence[Board], title: str, generated: str) -> dict[st
         "generated": generated,
         "boards": views,
         "splits": splits,
+        "metrics": [{"label": m.label, "meaning": m.meaning} for m in METRICS],
+        "metric_labels": named([m.label for m in METRICS]),
         "roles": {"metrics": list(METRIC_KEYS), "rows": roles},
         **page_script(),
     }

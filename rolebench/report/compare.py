@@ -15,9 +15,9 @@ from rolebench.results.schema import GroupResult, RunResults, TaskResult
 from rolebench.scoring.flags import answer_flags, describe, sorted_flags
 from rolebench.scoring.metrics import AVG, LABELS, METRIC_KEYS
 from rolebench.scoring.permutation import EXACT_ITEMS
-from rolebench.scoring.protocols import F_MEASURE_PROTOCOL, PAPER_PROTOCOL
+from rolebench.scoring.protocols import COMPANIONS, F_MEASURE_PROTOCOL, PAPER_PROTOCOL, get_protocol
 
-SHOWN = ((PAPER_PROTOCOL, "recall"), (F_MEASURE_PROTOCOL, "F"))
+SHOWN = tuple((p.name, p.measure_name) for p in map(get_protocol, COMPANIONS))  # the paper's, the F-measure
 SCORES = (*METRIC_KEYS, AVG)
 
 

@@ -24,7 +24,7 @@ from rolebench.results.schema import RunResults
 from rolebench.run.folder import RunFolder
 from rolebench.scoring.flags import MEANINGS, describe
 from rolebench.scoring.flags import ORDER as FLAG_ORDER
-from rolebench.scoring.metrics import AVG, CUS, LABELS, METRIC_KEYS, RAW, SPE, metrics_for
+from rolebench.scoring.metrics import AVG, LABELS, METRIC_KEYS, METRICS, metrics_for
 from rolebench.storage.files import write_text_atomic
 from rolebench.templating import html_environment
 
@@ -32,7 +32,7 @@ TEMPLATE_DIR = Path(__file__).parent / "templates"
 REPORT_TEMPLATE = "report.html.j2"
 REPORT_FILE = "report.html"
 DEFAULT_WORST = 10
-_COLORS = {CUS.key: "#0969da", RAW.key: "#8250df", SPE.key: "#1a7f37"}
+_COLORS = {m.key: m.color for m in METRICS}
 
 
 def task_metrics(split: str) -> tuple[str, ...]:
@@ -265,6 +265,7 @@ def report_context(run_dir: Path, worst: int = DEFAULT_WORST) -> dict[str, Any]:
         "answers": answer_rows(results),
         "floors": floor_rows(results),
         "protocols": held_protocols(results),
+        "metric_labels": [LABELS[m] for m in (*METRIC_KEYS, AVG)],
         "flag_legend": [describe(f) for f in FLAG_ORDER],
         "versus": versus_rows(results),
         "agreement": agreement_rows(results),

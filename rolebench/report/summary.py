@@ -8,16 +8,14 @@ from tabulate import tabulate
 
 from rolebench.data.splits import SPLITS
 from rolebench.prompts.elicitation import elicitation_label
+from rolebench.report.coverage import cell, coverage_notes, unseen_notes
 from rolebench.results.schema import GroupResult, RunResults, TaskResult
 from rolebench.scoring.flags import describe, sorted_flags
 from rolebench.scoring.metrics import AVG, LABELS, METRIC_KEYS, RAW
+from rolebench.scoring.protocols import PROTOCOLS, get_protocol
 
 SCORE_COLUMNS = (*METRIC_KEYS, AVG)
-MEASURES = {"rolellm": "recall", "rolebench": "F", "opencompass": "F"}
-
-
-def _cell(value: object) -> str:
-    return "-" if value is None else f"{value:.4f}" if isinstance(value, float) else str(value)
+MEASURES = {name: get_protocol(name).measure_name for name in PROTOCOLS}  # "recall" or "F", by protocol
 
 
 def _protocols(results: RunResults) -> list[str]:
@@ -46,10 +44,10 @@ def _rows(
                 _label(protocol, headline) if protocol else "",
                 data.get("n") if first else "",
                 ("" if group else data.get("n_not_covered")) if first else "",
-                *(_cell(block.get(c)) for c in SCORE_COLUMNS),
-                _cell(total) if total is not None else "",
-                _cell(data.get("win_rate")) if first else "",
-                _cell(data.get("win_rate_lc")) if first else "",
+                *(cell(block.get(c)) for c in SCORE_COLUMNS),
+                cell(total) if total is not None else "",
+                cell(data.get("win_rate")) if first else "",
+                cell(data.get("win_rate_lc")) if first else "",
                 *(context_texts(data.get("context")).values() if first else ("", "", "")),
                 ", ".join(data.get("flags") or []) if first else "",
             ]
@@ -184,8 +182,8 @@ def summary_notes(results: RunResults) -> list[str]:
     )
     if missing:
         notes.append(
-            f"RAW is '-': the instructions' original answers are not in the data ({', '.join(missing)}); "
-            "add them to the data folder (or use the Hub) to compute RAW"
+            f"{RAW.label} is '-': the instructions' original answers are not in the data "
+            f"({', '.join(missing)}); add them to the data folder (or use the Hub) to compute {RAW.label}"
         )
     return notes
 
@@ -211,41 +209,6 @@ def entries(results: RunResults) -> list[tuple[str, TaskResult | GroupResult]]:
     return [*results.results.items(), *results.groups.items()]
 
 
-# the data-only models whose coverage is the data's: spec -> (file of the split, what answers, the join)
-COVERED_BY = {
-    "baseline:rolegpt": ("rolegpt_baseline.jsonl", "answers", "joined on (role, question)"),
-    "baseline:train": ("train.jsonl", "asks", "joined on the stripped question, any role"),
-}
-
-
-def coverage_notes(results: RunResults) -> list[str]:
-    """Why `baseline:rolegpt` or `baseline:train` left items uncovered: their answers come from a file of
-    the split, joined to the test items; name the file, and say when the data lacks it."""
-    spec = str(results.config.model.get("spec") or "")
-    if spec not in COVERED_BY:
-        return []
-    name_of, verb, join = COVERED_BY[spec]
-    files = results.config.data.get("files") or {}
-    notes = []
-    for name, task in results.results.items():
-        split = SPLITS.get(task.split)
-        if not task.n_not_covered or split is None:
-            continue
-        path = split.file(name_of)
-        covered = (task.n_baseline or 0) if spec == "baseline:rolegpt" else task.n_generated
-        if path in files or (split.builtin and spec == "baseline:rolegpt"):
-            notes.append(
-                f"{name}: {task.n_not_covered:,} of {task.n:,} not covered: {path} {verb} "
-                f"{covered:,} of the {task.n:,} questions ({join})"
-            )
-        else:
-            notes.append(
-                f"{name}: not covered: the data has no {path} (for some splits it is on the Hub only); "
-                "add it to the data folder, or read the Hub"
-            )
-    return notes
-
-
 def floor_notes(results: RunResults) -> list[str]:
     """One line per task and group: what the null baselines score on the same items, under the headline
     protocol and the F-measure (`rolebench.scoring.floors`)."""
@@ -257,7 +220,7 @@ def floor_notes(results: RunResults) -> list[str]:
         parts = []
         for spec, block in floors.items():
             values = [
-                f"{LABELS[m]} {' / '.join(_cell((block.get(p) or {}).get(m)) for p in shown)}"
+                f"{LABELS[m]} {' / '.join(cell((block.get(p) or {}).get(m)) for p in shown)}"
                 for m in SCORE_COLUMNS
                 if any((block.get(p) or {}).get(m) is not None for p in shown)
             ]
@@ -265,33 +228,6 @@ def floor_notes(results: RunResults) -> list[str]:
                 parts.append(f"{spec} {', '.join(values)}")
         if parts:
             notes.append(f"{name}: floors ({' / '.join(shown)}): {'; '.join(parts)}")
-    return notes
-
-
-def unseen_notes(results: RunResults) -> list[str]:
-    """Per task whose split's train file was read: its numbers on the items whose question is not in
-    that file, beside the numbers on all items, or one line saying no item is left."""
-    notes = []
-    for name, task in results.results.items():
-        unseen, split = task.unseen, SPLITS.get(task.split)
-        if unseen is None or split is None:
-            continue
-        train = split.file("train.jsonl")
-        if not unseen.n:
-            notes.append(
-                f"{name}: unseen items: none, every test question is in {train} (no leak-free view of this "
-                "split; read its numbers against the floor baseline:train)"
-            )
-            continue
-        extra = unseen.model_extra or {}
-        values = [
-            f"{LABELS[m]} {_cell(extra.get(m))} (all items {_cell(task.value(m))})"
-            for m in METRIC_KEYS
-            if f"{m}_n" in extra
-        ]
-        notes.append(
-            f"{name}: unseen items (question not in {train}): {unseen.n:,} of {task.n:,}: {', '.join(values)}"
-        )
     return notes
 
 

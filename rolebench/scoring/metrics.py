@@ -20,20 +20,62 @@ Scores = dict[str, float | None]
 
 @dataclass(frozen=True)
 class Metric:
+    """One metric, and every word the tables, pages and summaries say of it (they list none by hand)."""
+
     key: str  # the name in results.json, samples and tables
     label: str  # how tables print it
     kind: str  # the split kind that has it: "general" or "role_specific"
     against: str  # "references" (the split's `generated`) or "raw_answer"
-    meaning: str
+    aspect: str  # what it measures ("speaking style"; the Hub's "ROUGE-L CUS (speaking style)")
+    versus: str  # what an answer is scored against, as a column's tooltip says it
+    about: str  # how the leaderboard's header explains it ("CUS = speaking style vs ...")
+    color: str  # its bars in the run report's charts
+
+    @property
+    def meaning(self) -> str:
+        """`speaking style: vs the RoleGPT references`."""
+        return f"{self.aspect}: vs {self.versus}"
 
 
-CUS = Metric("cus", "CUS", "general", "references", "speaking style: vs the RoleGPT references")
-RAW = Metric("raw", "RAW", "general", "raw_answer", "instruction following: vs the original answer")
-SPE = Metric("spe", "SPE", "role_specific", "references", "role knowledge: vs the Context-Instruct answers")
+CUS = Metric(
+    "cus",
+    "CUS",
+    "general",
+    "references",
+    "speaking style",
+    "the RoleGPT references",
+    "speaking style vs the RoleGPT references",
+    "#0969da",
+)
+RAW = Metric(
+    "raw",
+    "RAW",
+    "general",
+    "raw_answer",
+    "instruction following",
+    "the original answer",
+    "the instruction's original answer",
+    "#8250df",
+)
+SPE = Metric(
+    "spe",
+    "SPE",
+    "role_specific",
+    "references",
+    "role knowledge",
+    "the Context-Instruct answers",
+    "role-specific knowledge",
+    "#1a7f37",
+)
 METRICS: tuple[Metric, ...] = (CUS, RAW, SPE)
 METRIC_KEYS: tuple[str, ...] = tuple(m.key for m in METRICS)
 AVG = "avg"  # the mean of a group's available metrics
 LABELS: dict[str, str] = {**{m.key: m.label for m in METRICS}, AVG: "avg"}
+
+
+def named(labels: Sequence[str]) -> str:
+    """Labels as a sentence names them: `CUS`, `CUS and SPE`, `CUS, RAW and SPE`."""
+    return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
 
 
 def metrics_for(kind: str) -> tuple[Metric, ...]:

@@ -77,6 +77,11 @@ class ScoringProtocol(ABC):
     def describe(self) -> dict[str, Any]:
         """What `results.json` records about the protocol."""
 
+    @property
+    def measure_name(self) -> str:
+        """How tables name its numbers: "recall" or "F"."""
+        return "F" if self.measure == "f" else self.measure
+
     def _counted(self, references: Sequence[str]) -> Sequence[str]:
         return references[:1] if self.references == "first" else references
 
