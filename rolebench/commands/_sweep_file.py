@@ -83,7 +83,7 @@ def evaluate_options(data: dict[str, Any], file: Path) -> dict[str, Any]:
 
 def merged_model_args(options: dict[str, Any], entry: ModelEntry) -> dict[str, str]:
     """The file's `model_args` with the model's own over them."""
-    from rolebench.run.definition import key_values
+    from rolebench.settings_model import key_values
 
     merged = key_values(options.get("model_args") or {}, where="model_args")
     if entry.model_args:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import field_validator
 
 from model_adapters import GenerationConfig, ModelSpec, model_identity
 from model_adapters.interface import MAX_SEED
@@ -26,36 +26,10 @@ from rolebench.errors import ConfigError
 from rolebench.prompts.elicitation import ZERO_SHOT, Elicitation
 from rolebench.scoring.aggregate import BootstrapSettings
 from rolebench.scoring.protocols import DEFAULT_PROTOCOL, get_protocol
-from rolebench.settings_model import Float, Int, PathText, SettingsModel
+from rolebench.settings_model import Float, Int, PathText, SettingsModel, key_values, setting
 from rolebench.storage.records import content_key
 
 MAX_BOOTSTRAP = 100_000  # lm-eval's bootstrap_iters; 10**9 resamples would take tens of GB and hours
-GROUP = "group"  # json_schema_extra key: the --help section of a flag
-SPLIT_LIST = "split_list"  # json_schema_extra key: the flag takes a comma-separated list
-KEY_VALUES = "key_values"  # json_schema_extra key: the flag takes key=value,key=value
-
-
-def setting(
-    default: Any,
-    text: str,
-    *,
-    group: str = "",
-    metavar: str | None = None,
-    ge: float | None = None,
-    gt: float | None = None,
-    le: float | None = None,
-    split_list: bool = False,
-    key_values: bool = False,
-) -> Any:
-    """A field of a settings record with its `--help` text, section and metavar, and how the command line
-    writes it (`split_list`: a comma-separated list; `key_values`: key=value,key=value)."""
-    schema: dict[str, Any] = {
-        GROUP: group,
-        "metavar": metavar,
-        SPLIT_LIST: split_list,
-        KEY_VALUES: key_values,
-    }
-    return Field(default, description=text, json_schema_extra=schema, ge=ge, gt=gt, le=le)
 
 
 def _listed(value: Any) -> Any:
@@ -65,28 +39,6 @@ def _listed(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return tuple(str(v).strip() for v in value if str(v).strip())
     return value
-
-
-def _option_text(value: Any) -> str:
-    """An option value as the command line gives it (so a YAML `true` and a flag's `true` are one run)."""
-    if value is None:
-        return "none"
-    return str(value).lower() if isinstance(value, bool) else str(value)
-
-
-def key_values(value: Any, where: str = "--model-args") -> dict[str, str]:
-    """`key=value,key=value` (the command line) or a mapping (YAML, Python) as strings."""
-    if isinstance(value, dict):
-        return {str(k).strip(): _option_text(v) for k, v in value.items()}
-    if not isinstance(value, str):
-        raise ConfigError(f"{value!r} is not key=value pairs", where=where, fix="write key=value,key=value")
-    options: dict[str, str] = {}
-    for item in filter(None, (part.strip() for part in value.split(","))):
-        key, sep, text = item.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"bad model argument {item!r}", where=where, fix="write key=value,key=value")
-        options[key.strip()] = text.strip()
-    return options
 
 
 class RunDefinition(SettingsModel):
