@@ -322,7 +322,7 @@ def score(run: str | Path, protocol: str | None = None) -> RunResults:
     with folder.lock():
         if protocol is not None:
             record = open_run(folder)
-            record.add_protocol(protocol)
+            record.add_protocol(protocol, get_protocol(protocol).describe())
             record.write(folder)
         return refresh_results(folder, rescore=True)
 

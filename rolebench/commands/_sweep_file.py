@@ -94,8 +94,8 @@ def merged_model_args(options: dict[str, Any], entry: ModelEntry) -> dict[str, s
 def run_name(entry: ModelEntry, where: str, options: dict[str, Any]) -> str:
     """The model's run folder: its `name:`, else from its spec (and a few-shot method: one folder per
     method, as `rolebench evaluate` names them)."""
-    from rolebench.prompts.elicitation import Elicitation
     from rolebench.run.definition import default_output
+    from rolebench.run.elicitation import Elicitation
 
     try:
         method = Elicitation.parse(options.get("elicitation"), options.get("shots"))

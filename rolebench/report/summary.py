@@ -7,8 +7,8 @@ from typing import Any
 from tabulate import tabulate
 
 from rolebench.data.splits import SPLITS
-from rolebench.prompts.elicitation import elicitation_label
 from rolebench.results.schema import GroupResult, RunResults, TaskResult
+from rolebench.run.elicitation import elicitation_label
 from rolebench.scoring.flags import describe, sorted_flags
 from rolebench.scoring.metrics import AVG, LABELS, METRIC_KEYS, RAW
 

@@ -23,9 +23,8 @@ from pydantic import field_validator
 from model_adapters import GenerationConfig, ModelSpec, model_identity
 from model_adapters.interface import MAX_SEED
 from rolebench.errors import ConfigError
-from rolebench.prompts.elicitation import ZERO_SHOT, Elicitation
-from rolebench.scoring.aggregate import BootstrapSettings
-from rolebench.scoring.protocols import DEFAULT_PROTOCOL, get_protocol
+from rolebench.results.scoring_settings import DEFAULT_PROTOCOL, BootstrapSettings, check_protocol_name
+from rolebench.run.elicitation import ZERO_SHOT, Elicitation
 from rolebench.settings_model import Float, Int, PathText, SettingsModel, key_values, setting
 from rolebench.storage.records import content_key
 
@@ -146,7 +145,7 @@ class RunDefinition(SettingsModel):
         spec is only a name)."""
         if not in_memory:
             ModelSpec.parse(self.model)
-        get_protocol(self.protocol)
+        check_protocol_name(self.protocol)
         method = Elicitation.parse(self.elicitation, self.shots)
         self.decoding()
         return self.model_copy(update={"elicitation": method.method, "shots": method.shots})

@@ -20,7 +20,6 @@ from rolebench.results.provenance import command_line, now_iso
 from rolebench.results.schema import RunConfig
 from rolebench.run.definition import RunDefinition
 from rolebench.run.folder import RunFolder
-from rolebench.scoring.protocols import get_protocol
 
 RECORD_VERSION = 3
 
@@ -64,13 +63,13 @@ class RunRecord:
         value = (self.config.tasks.get(task, {}).get("generation") or {}).get("max_new_tokens")
         return value if isinstance(value, int) else None
 
-    def add_protocol(self, name: str) -> None:
-        """Hold one more scoring protocol (`rolebench score --protocol`): its numbers join every result."""
-        protocol = get_protocol(name)
+    def add_protocol(self, name: str, description: dict[str, Any]) -> None:
+        """Hold one more scoring protocol (`rolebench score --protocol`), as its `describe()` says it: its
+        numbers join every result."""
         held = dict(self.config.scoring.get("protocols") or {})
-        held[protocol.name] = protocol.describe()
+        held[name] = description
         self.config.scoring = {**self.config.scoring, "protocols": held}
-        self.config.rescored = {"at": now_iso(), "command": command_line(), "added": protocol.name}
+        self.config.rescored = {"at": now_iso(), "command": command_line(), "added": name}
 
     def write(self, folder: RunFolder) -> None:
         folder.write_record_data(
