@@ -76,6 +76,16 @@ def setting(
     return Field(default, description=text, json_schema_extra=schema, ge=ge, gt=gt, le=le)
 
 
+def listed(value: Any) -> Any:
+    """A `split_list` setting's value: a comma-separated string (the command line) or a list (YAML,
+    Python) as a tuple of names."""
+    if isinstance(value, str):
+        value = value.split(",")
+    if isinstance(value, list | tuple):
+        return tuple(str(v).strip() for v in value if str(v).strip())
+    return value
+
+
 def _option_text(value: Any) -> str:
     """An option value as the command line gives it (so a YAML `true` and a flag's `true` are one run)."""
     if value is None:
