@@ -1,11 +1,14 @@
-"""DIR/run.json: which run a folder holds, written before any answer and kept up to date by `evaluate`.
+"""DIR/run.json: which run a folder holds, written before any answer and kept up to date by the commands
+(`evaluate`: each finished task and the time its answers took; `score`: a protocol added).
 
 The record is the run's definition (`rolebench.run.definition.RunDefinition`), its config as planned and
 resolved (the model's identity and what it said about itself, the data source and the sha256 of every
 file read, each task's version, split and length cap, the prompt hash, the elicitation's scripts,
-timings) and its groups. results.json is derived from it and the folder's other files; when run.json
-is missing or damaged, the record is read back from results.json's config, and folders written before
-run definitions existed get theirs from their recorded config (`definition_from_config`).
+timings), its groups, the tasks that finished (with the sha256 of the samples file each wrote) and the
+answers each task generated in how many seconds. results.json is derived from it and the folder's other
+files; when run.json is missing or damaged, the record is read back from results.json's config, and
+folders written before run definitions existed get theirs from their recorded config
+(`definition_from_config`).
 """
 
 from __future__ import annotations
