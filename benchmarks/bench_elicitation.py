@@ -38,7 +38,7 @@ SPLIT_TASK = "rolebench_eng_instruct_specific"
 
 def run_method(args: argparse.Namespace, method: str, out: Path) -> dict[str, Any]:
     from rolebench import evaluate
-    from rolebench.prompts.elicitation import Elicitation
+    from rolebench.run.elicitation import Elicitation
 
     elicitation = Elicitation() if method == "zero-shot" else Elicitation(method, args.shots)
     started = time.perf_counter()
@@ -127,8 +127,8 @@ def synthetic_data(source: Path, target: Path, pairs: int) -> Path:
 def retrieval_part(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     from rolebench.data.resolve import resolve_source
     from rolebench.evaluation.plan import plan_tasks
-    from rolebench.prompts.elicitation import Elicitation
     from rolebench.run.definition import RunDefinition
+    from rolebench.run.elicitation import Elicitation
     from rolebench.tasks.catalogue import resolve
 
     source = Path(os.environ.get("ROLEBENCH_DATA") or "../shared/rolebench")

@@ -34,10 +34,10 @@ from rolebench.judging.run import judge_run, prepare_judge
 from rolebench.judging.settings import JudgeSettings
 from rolebench.judging.versus import judge_versus
 from rolebench.results.schema import RunResults
-from rolebench.run.definition import Execution, RunDefinition, setting
+from rolebench.run.definition import Execution, RunDefinition
 from rolebench.run.folder import RunFolder
 from rolebench.scoring.protocols import get_protocol
-from rolebench.settings_model import Int, SettingsModel
+from rolebench.settings_model import Int, SettingsModel, setting
 
 
 def _as_in_judge(name: str) -> Any:
@@ -322,7 +322,7 @@ def score(run: str | Path, protocol: str | None = None) -> RunResults:
     with folder.lock():
         if protocol is not None:
             record = open_run(folder)
-            record.add_protocol(protocol)
+            record.add_protocol(protocol, get_protocol(protocol).describe())
             record.write(folder)
         return refresh_results(folder, rescore=True)
 

@@ -76,11 +76,6 @@ class Completed:
 _INFO = "model-info"
 
 
-def stored_info(store: RecordStore, identity: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The info a model of this identity gave when it was last loaded with this store (None: never)."""
-    return store.get(content_key(_INFO, dict(identity)))
-
-
 class CachedModel:
     """`spec` + `options` (validated at once) with a store; `adapter()` loads the model on first call.
 

@@ -5,6 +5,11 @@ of `rolebench.evaluate`): an unknown key is refused with the closest known one, 
 and what is allowed. Numbers are strict where it matters: `Int` and `Float` refuse booleans (YAML's
 `yes`), `Float` refuses NaN and infinities. `PathText` refuses an empty path (Python's `Path("")` is the
 working directory, which nobody means by it).
+
+A field is declared with `setting` (its `--help` text, section and metavar, and how the command line
+writes it), which the command line's flags are made from (`rolebench.commands._arguments`); `key_values`
+reads backend options given as `key=value,key=value` or a mapping. The run definition, the judge's
+settings and the Python API's options are all such records.
 """
 
 from __future__ import annotations
@@ -41,6 +46,66 @@ def _some_path(value: Any) -> Any:
 Int = Annotated[int, BeforeValidator(_no_bool)]
 PathText = Annotated[Path, BeforeValidator(_some_path)]  # a path given as text; empty text refused
 Float = Annotated[float, BeforeValidator(_no_bool), BeforeValidator(_finite), Field(allow_inf_nan=False)]
+
+
+GROUP = "group"  # json_schema_extra key: the --help section of a flag
+SPLIT_LIST = "split_list"  # json_schema_extra key: the flag takes a comma-separated list
+KEY_VALUES = "key_values"  # json_schema_extra key: the flag takes key=value,key=value
+
+
+def setting(
+    default: Any,
+    text: str,
+    *,
+    group: str = "",
+    metavar: str | None = None,
+    ge: float | None = None,
+    gt: float | None = None,
+    le: float | None = None,
+    split_list: bool = False,
+    key_values: bool = False,
+) -> Any:
+    """A field of a settings record with its `--help` text, section and metavar, and how the command line
+    writes it (`split_list`: a comma-separated list; `key_values`: key=value,key=value)."""
+    schema: dict[str, Any] = {
+        GROUP: group,
+        "metavar": metavar,
+        SPLIT_LIST: split_list,
+        KEY_VALUES: key_values,
+    }
+    return Field(default, description=text, json_schema_extra=schema, ge=ge, gt=gt, le=le)
+
+
+def listed(value: Any) -> Any:
+    """A `split_list` setting's value: a comma-separated string (the command line) or a list (YAML,
+    Python) as a tuple of names."""
+    if isinstance(value, str):
+        value = value.split(",")
+    if isinstance(value, list | tuple):
+        return tuple(str(v).strip() for v in value if str(v).strip())
+    return value
+
+
+def _option_text(value: Any) -> str:
+    """An option value as the command line gives it (so a YAML `true` and a flag's `true` are one run)."""
+    if value is None:
+        return "none"
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def key_values(value: Any, where: str = "--model-args") -> dict[str, str]:
+    """`key=value,key=value` (the command line) or a mapping (YAML, Python) as strings."""
+    if isinstance(value, dict):
+        return {str(k).strip(): _option_text(v) for k, v in value.items()}
+    if not isinstance(value, str):
+        raise ConfigError(f"{value!r} is not key=value pairs", where=where, fix="write key=value,key=value")
+    options: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in value.split(","))):
+        key, sep, text = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"bad model argument {item!r}", where=where, fix="write key=value,key=value")
+        options[key.strip()] = text.strip()
+    return options
 
 
 class SettingsModel(BaseModel):

@@ -27,8 +27,8 @@ from rolebench.evaluation.plan import plan_tasks
 from rolebench.leaderboard.boards import collect
 from rolebench.leaderboard.tables import to_csv, to_markdown
 from rolebench.leaderboard.webpage import to_html
-from rolebench.prompts.elicitation import Elicitation
 from rolebench.run.definition import RunDefinition
+from rolebench.run.elicitation import Elicitation
 from rolebench.run.folder import read_results, read_samples
 from rolebench.storage.records import RecordStore
 from rolebench.tasks.catalogue import resolve

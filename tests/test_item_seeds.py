@@ -17,8 +17,8 @@ from rolebench.cli.main import main
 from rolebench.data.samples import Sample
 from rolebench.evaluation.generate import generation_key
 from rolebench.evaluation.plan import decoding_record
-from rolebench.prompts.elicitation import Elicitation, sample_request
 from rolebench.prompts.roleplay import role_messages
+from rolebench.run.elicitation import Elicitation, sample_request
 from rolebench.run.folder import read_results, read_samples
 from rolebench.storage.records import RecordStore
 from tests.fake_openai import fake_openai  # noqa: F401 - `fake_openai` is a fixture

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal, TypeAlias, Union, get_args, get_orig
 from pydantic import BaseModel
 
 from rolebench.errors import ConfigError
-from rolebench.run.definition import GROUP, SPLIT_LIST
+from rolebench.settings_model import GROUP, SPLIT_LIST
 from rolebench.storage.yaml_files import read_yaml
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"

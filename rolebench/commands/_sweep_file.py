@@ -83,7 +83,7 @@ def evaluate_options(data: dict[str, Any], file: Path) -> dict[str, Any]:
 
 def merged_model_args(options: dict[str, Any], entry: ModelEntry) -> dict[str, str]:
     """The file's `model_args` with the model's own over them."""
-    from rolebench.run.definition import key_values
+    from rolebench.settings_model import key_values
 
     merged = key_values(options.get("model_args") or {}, where="model_args")
     if entry.model_args:
@@ -94,8 +94,8 @@ def merged_model_args(options: dict[str, Any], entry: ModelEntry) -> dict[str, s
 def run_name(entry: ModelEntry, where: str, options: dict[str, Any]) -> str:
     """The model's run folder: its `name:`, else from its spec (and a few-shot method: one folder per
     method, as `rolebench evaluate` names them)."""
-    from rolebench.prompts.elicitation import Elicitation
     from rolebench.run.definition import default_output
+    from rolebench.run.elicitation import Elicitation
 
     try:
         method = Elicitation.parse(options.get("elicitation"), options.get("shots"))

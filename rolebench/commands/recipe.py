@@ -189,7 +189,7 @@ def cache_path(args: argparse.Namespace) -> Path:
 def generator_settings(args: argparse.Namespace) -> GeneratorSettings:
     from model_adapters import GenerationConfig
     from rolebench.recipes.data.generation import GeneratorSettings
-    from rolebench.run.definition import key_values
+    from rolebench.settings_model import key_values
 
     options = {**key_values(args.model_args), **({"base_url": args.base_url} if args.base_url else {})}
     config = GenerationConfig(

@@ -38,9 +38,6 @@ class QAConfig:
     def split_defs(self) -> list[SplitDef]:
         return [SPLITS[s] for s in self.splits]
 
-    def split_for_kind(self, kind: str) -> SplitDef | None:
-        return next((s for s in self.split_defs() if s.kind == kind), None)
-
 
 @dataclass(frozen=True)
 class ProfileConfig:
@@ -146,10 +143,6 @@ def profile_schema() -> Any:
 def shard_path(config: str, split: str, index: int, count: int) -> str:
     """`<config>/<split>-00000-of-00001.parquet`, relative to the dataset root."""
     return f"{config}/{split}-{index:05d}-of-{count:05d}.parquet"
-
-
-def shard_prefix(config: str, split: str) -> str:
-    return f"{config}/{split}-"
 
 
 def upstream_splits() -> list[SplitDef]:

@@ -20,7 +20,7 @@ from rolebench.data.samples import split_files_status
 from rolebench.data.source import DataSource
 from rolebench.errors import RoleBenchError, RunFailed
 from rolebench.evaluation.plan import TaskPlan, decoding_record
-from rolebench.prompts.elicitation import Elicitation
+from rolebench.run.elicitation import Elicitation
 
 BREAKER = 8  # consecutive failed requests that stop a run
 

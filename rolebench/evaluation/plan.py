@@ -3,7 +3,7 @@
 Under a few-shot elicitation each question's demonstrations are retrieved here, from the role's own
 script (`rolebench.data.scripts.ScriptLibrary`: one index per role, built once), before any model is
 loaded, so a missing or broken script file stops the run at once. Requests come from the one request
-builder, `rolebench.prompts.elicitation.sample_request`; each has its own sampling seed, from the run's
+builder, `rolebench.run.elicitation.sample_request`; each has its own sampling seed, from the run's
 seed and the sample's id (`model_adapters.item_seed`), which greedy decoding ignores.
 """
 
@@ -18,8 +18,8 @@ from rolebench.data.samples import Sample, load_samples
 from rolebench.data.sampling import select
 from rolebench.data.scripts import ScriptLibrary
 from rolebench.data.source import DataSource
-from rolebench.prompts.elicitation import Elicitation, sample_request
 from rolebench.run.definition import Execution, RunDefinition
+from rolebench.run.elicitation import Elicitation, sample_request
 from rolebench.tasks.spec import TaskSpec
 
 

@@ -13,8 +13,7 @@ from typing import Any
 from pydantic import field_validator
 
 from rolebench.judging.config import DEFAULT_JUDGE
-from rolebench.run.definition import key_values, setting
-from rolebench.settings_model import Int, SettingsModel
+from rolebench.settings_model import Int, SettingsModel, key_values, setting
 
 
 class JudgeSettings(SettingsModel):

@@ -23,8 +23,8 @@ from rolebench.judging.outcomes import Pair
 from rolebench.judging.run import Judged, judge_pairs, limit_pairs
 from rolebench.judging.sets import judge_set, opponent_folder, write_pass
 from rolebench.judging.settings import JudgeSettings
-from rolebench.prompts.elicitation import elicitation_label
 from rolebench.results.schema import RunResults, SampleRecord
+from rolebench.run.elicitation import elicitation_label
 from rolebench.run.folder import RunFolder
 from rolebench.run.record import RunRecord
 from rolebench.storage.records import content_key

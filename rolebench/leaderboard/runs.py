@@ -30,8 +30,8 @@ from rolebench.leaderboard.rows import (
     reference_data,
     split_members,
 )
-from rolebench.prompts.elicitation import elicitation_label
 from rolebench.results.schema import RunResults
+from rolebench.run.elicitation import elicitation_label
 from rolebench.scoring.aggregate import GroupDef, flags_of, group_results
 from rolebench.scoring.floors import FLOOR_SPECS
 from rolebench.scoring.metrics import AVG, METRIC_KEYS

@@ -67,8 +67,3 @@ def role_messages(
         messages.append({"role": "assistant", "content": demo_answer.strip()})
     messages.append({"role": "user", "content": question.strip()})
     return messages
-
-
-def prompt_template_hash() -> str:
-    """Hash of the evaluation prompt templates, recorded in every result."""
-    return template_hash(*SYSTEM_TEMPLATES.values())

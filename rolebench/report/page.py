@@ -18,9 +18,9 @@ from rolebench.data.splits import SPLITS
 from rolebench.errors import MissingDependency
 from rolebench.leaderboard.rows import display_name
 from rolebench.leaderboard.tables import metric_text
-from rolebench.prompts.elicitation import elicitation_label
 from rolebench.report.summary import MEASURES, context_texts, entries
 from rolebench.results.schema import RunResults
+from rolebench.run.elicitation import elicitation_label
 from rolebench.run.folder import RunFolder
 from rolebench.scoring.flags import MEANINGS, describe
 from rolebench.scoring.flags import ORDER as FLAG_ORDER

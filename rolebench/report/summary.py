@@ -7,9 +7,9 @@ from typing import Any
 from tabulate import tabulate
 
 from rolebench.data.splits import SPLITS
-from rolebench.prompts.elicitation import elicitation_label
 from rolebench.report.coverage import cell, coverage_notes, unseen_notes
 from rolebench.results.schema import GroupResult, RunResults, TaskResult
+from rolebench.run.elicitation import elicitation_label
 from rolebench.scoring.flags import describe, sorted_flags
 from rolebench.scoring.metrics import AVG, LABELS, METRIC_KEYS, RAW
 from rolebench.scoring.protocols import PROTOCOLS, get_protocol

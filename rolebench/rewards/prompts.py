@@ -3,7 +3,7 @@
 `load_prompts` reads a split's rows through the data layer (`rolebench.data.samples`: the same
 records, descriptions and checks as evaluation; `--limit`'s stratified, seeded sample), builds each
 row's messages in `prompt_messages` as `rolebench evaluate`'s plan does (the elicitation method of
-`rolebench.prompts.elicitation`; a few-shot method's demonstrations retrieved from the role's own
+`rolebench.run.elicitation`; a few-shot method's demonstrations retrieved from the role's own
 script by `rolebench.data.scripts`) and returns a `datasets.Dataset` with the columns TRL's trainers
 and `rouge_l_reward` read: `prompt`, `references`, `language`, `role`, `id`.
 
@@ -26,7 +26,7 @@ from rolebench.data.sampling import select
 from rolebench.data.scripts import ScriptLibrary
 from rolebench.data.splits import SPLITS, get_split
 from rolebench.errors import ConfigError, ConfigTypeError, MissingDependency, kind_of
-from rolebench.prompts.elicitation import Elicitation, sample_request
+from rolebench.run.elicitation import Elicitation, sample_request
 from rolebench.tasks.catalogue import catalogue, resolve
 
 if TYPE_CHECKING:
@@ -79,7 +79,7 @@ def check_arguments(**given: object) -> None:
 
 def prompt_messages(sample: Sample, elicitation: Elicitation, library: ScriptLibrary | None) -> list[Message]:
     """The chat messages `rolebench evaluate` sends for `sample` under `elicitation` (its one request builder,
-    `rolebench.prompts.elicitation.sample_request`)."""
+    `rolebench.run.elicitation.sample_request`)."""
     return sample_request(sample, elicitation, library)[0].messages
 
 

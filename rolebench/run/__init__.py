@@ -1,1 +1,2 @@
-"""A run: its one definition (`definition`), its record (`record`: run.json) and its folder (`folder`)."""
+"""A run: its one definition (`definition`, with its elicitation method: `elicitation`), its record
+(`record`: run.json) and its folder (`folder`)."""

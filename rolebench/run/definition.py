@@ -1,4 +1,4 @@
-"""The one run definition: every setting that changes a run's numbers, typed, with one identity.
+"""The one run definition: every setting that changes a run's numbers, typed, with one identity rule.
 
 `RunDefinition` is what `rolebench evaluate` is asked to compute: the model (spec and options), the
 tasks, the data (location, revision), the `--limit` sample, the headline protocol, the elicitation
@@ -6,11 +6,12 @@ method, the decoding settings and the bootstrap. Its fields are named as the com
 snake_case), and the command line, `--config` files, sweep files, the recipes' evaluate sections and the
 Python API all fill in this one record (`RunDefinition.read`); argparse only fills it in.
 
-Everything that needs "the settings of a run" reads it: the run folder's guard (what a rerun may
-change, `settings`), a sweep's "already done" test (`identity`), the generation cache key (`decoding`
-and `elicitation_method`), and results.json's `config` (`config.run` is this record). A new setting is
-one new field here. How a run is carried out (the folder, batch size, concurrency, progress bars)
-does not change its numbers: that is `Execution`.
+`SAME_RUN` is the one rule of which settings make two runs the same run; the run folder's guard (what a
+rerun may change: `settings`), a sweep's "already done" test (`identity`) and the generation cache key
+(the model's identity, `decoding` and `elicitation_method`) all follow it, and results.json's `config`
+records the definition itself (`config.run`). A new setting is one new field here and its place in
+`SAME_RUN`. How a run is carried out (the folder, batch size, concurrency, progress bars) does not
+change its numbers: that is `Execution`.
 """
 
 from __future__ import annotations
@@ -18,75 +19,65 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import field_validator
 
 from model_adapters import GenerationConfig, ModelSpec, model_identity
 from model_adapters.interface import MAX_SEED
 from rolebench.errors import ConfigError
-from rolebench.prompts.elicitation import ZERO_SHOT, Elicitation
-from rolebench.scoring.aggregate import BootstrapSettings
-from rolebench.scoring.protocols import DEFAULT_PROTOCOL, get_protocol
-from rolebench.settings_model import Float, Int, PathText, SettingsModel
+from rolebench.results.scoring_settings import DEFAULT_PROTOCOL, BootstrapSettings, check_protocol_name
+from rolebench.run.elicitation import ZERO_SHOT, Elicitation
+from rolebench.settings_model import Float, Int, PathText, SettingsModel, key_values, listed, setting
 from rolebench.storage.records import content_key
 
 MAX_BOOTSTRAP = 100_000  # lm-eval's bootstrap_iters; 10**9 resamples would take tens of GB and hours
-GROUP = "group"  # json_schema_extra key: the --help section of a flag
-SPLIT_LIST = "split_list"  # json_schema_extra key: the flag takes a comma-separated list
-KEY_VALUES = "key_values"  # json_schema_extra key: the flag takes key=value,key=value
 
 
-def setting(
-    default: Any,
-    text: str,
-    *,
-    group: str = "",
-    metavar: str | None = None,
-    ge: float | None = None,
-    gt: float | None = None,
-    le: float | None = None,
-    split_list: bool = False,
-    key_values: bool = False,
-) -> Any:
-    """A field of a settings record with its `--help` text, section and metavar, and how the command line
-    writes it (`split_list`: a comma-separated list; `key_values`: key=value,key=value)."""
-    schema: dict[str, Any] = {
-        GROUP: group,
-        "metavar": metavar,
-        SPLIT_LIST: split_list,
-        KEY_VALUES: key_values,
-    }
-    return Field(default, description=text, json_schema_extra=schema, ge=ge, gt=gt, le=le)
-
-
-def _listed(value: Any) -> Any:
-    """A comma-separated string (the command line) or a list (YAML, Python) as a tuple of names."""
-    if isinstance(value, str):
-        value = value.split(",")
-    if isinstance(value, list | tuple):
-        return tuple(str(v).strip() for v in value if str(v).strip())
-    return value
-
-
-def _option_text(value: Any) -> str:
-    """An option value as the command line gives it (so a YAML `true` and a flag's `true` are one run)."""
-    if value is None:
-        return "none"
-    return str(value).lower() if isinstance(value, bool) else str(value)
-
-
-def key_values(value: Any, where: str = "--model-args") -> dict[str, str]:
-    """`key=value,key=value` (the command line) or a mapping (YAML, Python) as strings."""
-    if isinstance(value, dict):
-        return {str(k).strip(): _option_text(v) for k, v in value.items()}
-    if not isinstance(value, str):
-        raise ConfigError(f"{value!r} is not key=value pairs", where=where, fix="write key=value,key=value")
-    options: dict[str, str] = {}
-    for item in filter(None, (part.strip() for part in value.split(","))):
-        key, sep, text = item.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"bad model argument {item!r}", where=where, fix="write key=value,key=value")
-        options[key.strip()] = text.strip()
-    return options
+# The one rule of what makes two runs the same run: how each setting of `RunDefinition` is compared.
+# `BY_VALUE` settings must be equal (the guard names them, `RunDefinition.settings`); the others are
+# compared through what they resolve to. A folder's guard (`rolebench.evaluation.guard`) compares the model
+# by its identity, the data by its resolved location and files, each task's length cap, and lets `--limit`
+# grow; a sweep's "already done" (`RunDefinition.identity`) takes those by value too, and the model's
+# identity and the tasks' facts beside them; a generation key (`rolebench.evaluation.generate`) holds the
+# model's identity and, of the rest, what changes an answer: the decoding (`decoding`, with a task's cap;
+# under sampling each item's own seed too) and a few-shot elicitation (`elicitation_method`), beside the
+# request itself.
+BY_VALUE = "by value"
+MODEL = "by the model's identity (spec, output-changing options, the execution's base URL)"
+DATA = "by the resolved data: its location and the sha256 of every file read"
+TASKS = "by the resolved tasks: each one's version, file digest and length cap"
+LIMIT = "the same --limit (a folder's run may grow it when every task is evaluated again)"
+SAME_RUN: dict[str, str] = {
+    "model": MODEL,
+    "tasks": TASKS,
+    "model_args": MODEL,
+    "data_dir": DATA,
+    "revision": DATA,
+    "limit": LIMIT,
+    "limit_mode": BY_VALUE,
+    "limit_seed": BY_VALUE,
+    "protocol": BY_VALUE,
+    "elicitation": BY_VALUE,
+    "shots": BY_VALUE,
+    "max_new_tokens": TASKS,
+    "temperature": BY_VALUE,
+    "top_p": BY_VALUE,
+    "repetition_penalty": BY_VALUE,
+    "seed": BY_VALUE,
+    "bootstrap": BY_VALUE,
+    "include_path": TASKS,
+}
+RESOLVED_ONLY = ("model_args", "tasks", "include_path")  # no meaning by value: only what they resolve to
+# the settings a stored answer depends on (with the model's identity): the generation key's run-level part,
+# as `decoding` (the seed under sampling only) and `elicitation_method` (`Elicitation.key`) give it
+CHANGES_ANSWERS = (
+    "elicitation",
+    "shots",
+    "max_new_tokens",
+    "temperature",
+    "top_p",
+    "repetition_penalty",
+    "seed",
+)
 
 
 class RunDefinition(SettingsModel):
@@ -166,7 +157,7 @@ class RunDefinition(SettingsModel):
     )
     include_path: tuple[str, ...] = setting((), "extra folder of task YAMLs (repeatable)", metavar="DIR")
 
-    _tasks = field_validator("tasks", "include_path", mode="before")(_listed)
+    _tasks = field_validator("tasks", "include_path", mode="before")(listed)
 
     @field_validator("model_args", mode="before")
     @classmethod
@@ -194,7 +185,7 @@ class RunDefinition(SettingsModel):
         spec is only a name)."""
         if not in_memory:
             ModelSpec.parse(self.model)
-        get_protocol(self.protocol)
+        check_protocol_name(self.protocol)
         method = Elicitation.parse(self.elicitation, self.shots)
         self.decoding()
         return self.model_copy(update={"elicitation": method.method, "shots": method.shots})
@@ -232,36 +223,31 @@ class RunDefinition(SettingsModel):
         """The backend's options: `model_args`, and the execution's base URL."""
         return {**self.model_args, **({"base_url": base_url} if base_url else {})}
 
-    # what the guard, the sweep and results.json read ----------------------------------------------
+    # the one rule of what makes two runs the same run (`SAME_RUN`) --------------------------------
 
     def settings(self) -> dict[str, Any]:
-        """The run-wide settings a rerun into the same folder must keep, named as the user sets them.
-        The model (by identity), the tasks (a run may add some), the data (by its resolved location and
-        files), the per-task length caps and `--limit` (it may grow) are compared by the guard itself."""
-        apart = {
-            "model",
-            "model_args",
-            "tasks",
-            "data_dir",
-            "revision",
-            "include_path",
-            "limit",
-            "max_new_tokens",
-        }
+        """The settings compared by value (`SAME_RUN`), named as the user sets them: what a rerun into
+        the same folder must keep, and how the guard names a difference. A few-shot method and its shots
+        are one setting, as are the `--limit` sample's mode and seed (none without a limit)."""
         found: dict[str, Any] = {}
         for name in type(self).model_fields:
-            if name in apart or name in ("elicitation", "shots", "limit_mode", "limit_seed"):
-                continue
-            found[f"--{name.replace('_', '-')}"] = getattr(self, name)
+            if SAME_RUN[name] == BY_VALUE and name not in (
+                "elicitation",
+                "shots",
+                "limit_mode",
+                "limit_seed",
+            ):
+                found[f"--{name.replace('_', '-')}"] = getattr(self, name)
         found["--elicitation/--shots"] = self.elicitation_method().label()
         found["--limit-mode/--limit-seed"] = f"{self.limit_mode}/{self.limit_seed}" if self.limit else None
         return found
 
     def identity(self, tasks: dict[str, Any], base_url: str | None = None) -> str:
-        """One digest of everything that decides this run's results, given its resolved tasks (name ->
-        version, file digest, cap) and the execution's base URL (another server answers as another
-        model): a finished run with the same identity is the same run."""
-        record = self.model_dump(mode="json", exclude={"model_args", "tasks", "include_path"})
+        """One digest of the rule (`SAME_RUN`), given the run's resolved tasks (name -> version, file
+        digest, cap) and the execution's base URL (another server answers as another model): every
+        setting but those that enter only through what they resolve to, by value; the model by its
+        identity; the tasks by their facts. A finished run with the same identity is the same run."""
+        record = self.model_dump(mode="json", exclude=set(RESOLVED_ONLY))
         if self.limit is None:  # no --limit: no sample to pick, whatever its mode and seed
             record.pop("limit_mode"), record.pop("limit_seed")
         return content_key("run", record, self.model_identity(base_url), tasks)

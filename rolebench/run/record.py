@@ -1,11 +1,14 @@
-"""DIR/run.json: which run a folder holds, written before any answer and kept up to date by `evaluate`.
+"""DIR/run.json: which run a folder holds, written before any answer and kept up to date by the commands
+(`evaluate`: each finished task and the time its answers took; `score`: a protocol added).
 
 The record is the run's definition (`rolebench.run.definition.RunDefinition`), its config as planned and
 resolved (the model's identity and what it said about itself, the data source and the sha256 of every
 file read, each task's version, split and length cap, the prompt hash, the elicitation's scripts,
-timings) and its groups. results.json is derived from it and the folder's other files; when run.json
-is missing or damaged, the record is read back from results.json's config, and folders written before
-run definitions existed get theirs from their recorded config (`definition_from_config`).
+timings), its groups, the tasks that finished (with the sha256 of the samples file each wrote) and the
+answers each task generated in how many seconds. results.json is derived from it and the folder's other
+files; when run.json is missing or damaged, the record is read back from results.json's config, and
+folders written before run definitions existed get theirs from their recorded config
+(`definition_from_config`).
 """
 
 from __future__ import annotations
@@ -20,7 +23,6 @@ from rolebench.results.provenance import command_line, now_iso
 from rolebench.results.schema import RunConfig
 from rolebench.run.definition import RunDefinition
 from rolebench.run.folder import RunFolder
-from rolebench.scoring.protocols import get_protocol
 
 RECORD_VERSION = 3
 
@@ -64,13 +66,13 @@ class RunRecord:
         value = (self.config.tasks.get(task, {}).get("generation") or {}).get("max_new_tokens")
         return value if isinstance(value, int) else None
 
-    def add_protocol(self, name: str) -> None:
-        """Hold one more scoring protocol (`rolebench score --protocol`): its numbers join every result."""
-        protocol = get_protocol(name)
+    def add_protocol(self, name: str, description: dict[str, Any]) -> None:
+        """Hold one more scoring protocol (`rolebench score --protocol`), as its `describe()` says it: its
+        numbers join every result."""
         held = dict(self.config.scoring.get("protocols") or {})
-        held[protocol.name] = protocol.describe()
+        held[name] = description
         self.config.scoring = {**self.config.scoring, "protocols": held}
-        self.config.rescored = {"at": now_iso(), "command": command_line(), "added": protocol.name}
+        self.config.rescored = {"at": now_iso(), "command": command_line(), "added": name}
 
     def write(self, folder: RunFolder) -> None:
         folder.write_record_data(

@@ -16,6 +16,7 @@ from typing import Any
 
 from rolebench.data.splits import get_split
 from rolebench.results.schema import GroupResult, SampleRecord, TaskResult, Unseen
+from rolebench.results.scoring_settings import BootstrapSettings
 from rolebench.scoring.answers import answer_lengths
 from rolebench.scoring.context import context_cost
 from rolebench.scoring.flags import BELOW_FLOOR, answer_flags, sorted_flags, verbatim, verbatim_flags
@@ -24,22 +25,10 @@ from rolebench.scoring.metrics import AVG, METRIC_KEYS, metrics_for
 from rolebench.scoring.protocols import ScoringProtocol
 from rolebench.scoring.remembered import items_digest
 from rolebench.scoring.stats import (
-    DEFAULT_CONFIDENCE,
-    DEFAULT_RESAMPLES,
     bootstrap_ci,
     mean,
     mean_of_available,
 )
-
-
-@dataclass(frozen=True)
-class BootstrapSettings:
-    resamples: int = DEFAULT_RESAMPLES
-    confidence: float = DEFAULT_CONFIDENCE
-    seed: int = 0
-
-    def describe(self) -> dict[str, Any]:
-        return {"resamples": self.resamples, "confidence": self.confidence, "seed": self.seed}
 
 
 @dataclass(frozen=True)

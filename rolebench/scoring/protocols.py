@@ -14,7 +14,6 @@ A reference list must not be empty: there is nothing to score against, which is 
 
 from __future__ import annotations
 
-import difflib
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
@@ -22,6 +21,11 @@ from itertools import repeat
 from typing import Any, ClassVar
 
 from rolebench.errors import ConfigError, ConfigTypeError, kind_of
+from rolebench.results.scoring_settings import DEFAULT_PROTOCOL as DEFAULT_PROTOCOL
+from rolebench.results.scoring_settings import F_MEASURE_PROTOCOL as F_MEASURE_PROTOCOL
+from rolebench.results.scoring_settings import OPENCOMPASS_PROTOCOL, check_protocol_name
+from rolebench.results.scoring_settings import PAPER_PROTOCOL as PAPER_PROTOCOL
+from rolebench.results.scoring_settings import PROTOCOLS as PROTOCOLS
 from rolebench.scoring.f_measure import rolebench_f_batch
 from rolebench.scoring.inputs import LANGUAGES, check_batch, check_language, reference_lists, text_list
 from rolebench.scoring.lcs import f_rouge_chinese, f_rouge_score, lcs_lengths
@@ -44,9 +48,6 @@ from rolebench.scoring.tokenize import (
     tokenize_rouge_score,
 )
 
-PAPER_PROTOCOL = "rolellm"  # the RoleLLM paper's numbers
-F_MEASURE_PROTOCOL = "rolebench"  # the F-measure shown beside them
-DEFAULT_PROTOCOL = PAPER_PROTOCOL
 # Every run carries the paper's metric and the F-measure side by side, whatever its headline protocol.
 COMPANIONS: tuple[str, ...] = (PAPER_PROTOCOL, F_MEASURE_PROTOCOL)
 # The versions of the reference implementations that `tests/test_scoring.py` matches bit for bit.
@@ -112,7 +113,7 @@ class ScoringProtocol(ABC):
 class RoleLLMProtocol(ScoringProtocol):
     """The paper's scorer: pip `rouge` 1.0.1's summary-level ROUGE-L recall, best over the references."""
 
-    name = "rolellm"
+    name = PAPER_PROTOCOL
     measure = "recall"
     references = "best"
 
@@ -155,7 +156,7 @@ class _TokenPlan(ScoringProtocol):
 class RoleBenchProtocol(_TokenPlan):
     """The F-measure: best F over all references, tokenizer `cjk-char-v1` for both languages."""
 
-    name = "rolebench"
+    name = F_MEASURE_PROTOCOL
     measure = "f"
     references = "best"
     plans = {lang: (tokenize_cjk_char, tokenize_cjk_char, f_rouge_score) for lang in LANGUAGES}
@@ -182,7 +183,7 @@ class RoleBenchProtocol(_TokenPlan):
 class OpenCompassProtocol(_TokenPlan):
     """OpenCompass's RoleBench scoring: the first reference, rouge_score (en), jieba + rouge_chinese (zh)."""
 
-    name = "opencompass"
+    name = OPENCOMPASS_PROTOCOL
     measure = "f"
     references = "first"
     plans = {
@@ -228,7 +229,6 @@ class OpenCompassProtocol(_TokenPlan):
 _CLASSES: dict[str, type[ScoringProtocol]] = {
     cls.name: cls for cls in (RoleLLMProtocol, RoleBenchProtocol, OpenCompassProtocol)
 }
-PROTOCOLS: tuple[str, ...] = tuple(_CLASSES)
 
 
 def get_protocol(name: str, where: str = "--protocol") -> ScoringProtocol:
@@ -240,15 +240,7 @@ def get_protocol(name: str, where: str = "--protocol") -> ScoringProtocol:
             where=where,
             fix="choose one of: " + ", ".join(PROTOCOLS),
         )
-    cls = _CLASSES.get(name)
-    if cls is None:
-        close = difflib.get_close_matches(name, PROTOCOLS, n=1)
-        raise ConfigError(
-            f"unknown scoring protocol {name!r}",
-            where=where,
-            fix=(f"did you mean {close[0]!r}? " if close else "") + "choose one of: " + ", ".join(PROTOCOLS),
-        )
-    return cls()
+    return _CLASSES[check_protocol_name(name, where)]()
 
 
 def protocols_for(headline: str, held: Sequence[str] = ()) -> list[ScoringProtocol]:

@@ -7,8 +7,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-DEFAULT_RESAMPLES = 1000
-DEFAULT_CONFIDENCE = 0.95
+from rolebench.results.scoring_settings import DEFAULT_CONFIDENCE as DEFAULT_CONFIDENCE
+from rolebench.results.scoring_settings import DEFAULT_RESAMPLES as DEFAULT_RESAMPLES
+
 _BLOCK_DRAWS = 1 << 21  # items drawn per block of resamples (bounds the bootstrap's memory)
 
 

@@ -80,13 +80,13 @@ def _task_from(path: Path, data: dict[str, Any]) -> TaskSpec:
     )
     if max_tokens is not None and (isinstance(max_tokens, bool) or max_tokens < 1):
         raise ConfigError(f"max_gen_toks must be a positive integer, not {max_tokens!r}", where=where)
-    until = _field(
+    until = _field(  # lm-eval's stop strings: checked for lm-eval; rolebench's backends stop at end of text
         data, ("generation_kwargs", "until"), list, where, "a list of stop strings", required=False
     )
     if until is not None and not all(isinstance(s, str) and s for s in until):
         raise ConfigError("generation_kwargs.until must be a list of non-empty strings", where=where)
     digest = hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
-    return TaskSpec(data["task"], split, version, path, digest, max_tokens, tuple(until or ()))
+    return TaskSpec(data["task"], split, version, path, digest, max_tokens)
 
 
 def _field(

@@ -19,7 +19,6 @@ class TaskSpec:
     path: Path
     config_sha256: str
     max_new_tokens: int | None = None  # generation_kwargs.max_gen_toks
-    stop: tuple[str, ...] = ()  # generation_kwargs.until
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from rolebench.errors import MissingDependency
-from rolebench.prompts.elicitation import Elicitation
 from rolebench.recipes.training.config import EvaluateSection
+from rolebench.run.elicitation import Elicitation
 from rolebench.storage.files import write_json_atomic, write_text_atomic
 
 ADAPTER_DIR = "adapter"

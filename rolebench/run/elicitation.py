@@ -1,4 +1,5 @@
-"""How a role is elicited: the RoleLLM paper's three RoleGPT prompting methods, as one recorded setting.
+"""How a role is elicited: the RoleLLM paper's three RoleGPT prompting methods, as one recorded setting
+of the run definition (`RunDefinition.elicitation_method`), and the one request builder that applies it.
 
 - `zero-shot` (the default): the RoleGPT system instruction and the question, nothing else;
 - `few-shot-prompt` ("few-shot prompt engineering"): N dialogue pairs of the role's own script in the
