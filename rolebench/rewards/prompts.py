@@ -179,6 +179,25 @@ def load_prompts(
         allow_test=allow_test,
         seed=seed,
     )
+    method = check_options(part, limit, elicitation, shots=shots, allow_test=allow_test)
+    source = resolve_source(data_dir)
+    columns: dict[str, list[Any]] = {"prompt": [], "references": [], "language": [], "role": [], "id": []}
+    for split_id in split_ids(split):
+        rows = load_samples(split_id, source, file=f"{part}.jsonl")
+        samples = select(rows, None if limit is None else int(limit), "stratified", int(seed))
+        library = ScriptLibrary(get_split(split_id), source) if method.few_shot else None
+        add_rows(columns, samples, method, library)
+    try:
+        from datasets import Dataset
+    except ImportError:
+        raise MissingDependency("rolebench.rewards.load_prompts", "datasets", "data") from None
+    return Dataset.from_dict(columns)
+
+
+def check_options(
+    part: str, limit: int | None, elicitation: str, *, shots: int | None, allow_test: bool
+) -> Elicitation:
+    """`load_prompts`' values checked in its order (shots, part, method, limit): its elicitation method."""
     if shots is not None and shots < 0:
         raise ConfigError(
             f"shots {shots} is not allowed", where="load_prompts(shots=...)", fix="use 0 or more"
@@ -189,24 +208,16 @@ def load_prompts(
         raise ConfigError(
             f"limit {limit!r} is not allowed", where="load_prompts(limit=...)", fix="use 1 or more"
         )
-    source = resolve_source(data_dir)
-    columns: dict[str, list[Any]] = {"prompt": [], "references": [], "language": [], "role": [], "id": []}
-    for split_id in split_ids(split):
-        samples = select(
-            load_samples(split_id, source, file=f"{part}.jsonl"),
-            None if limit is None else int(limit),
-            "stratified",
-            int(seed),
-        )
-        library = ScriptLibrary(get_split(split_id), source) if method.few_shot else None
-        for sample in samples:
-            columns["prompt"].append(prompt_messages(sample, method, library))
-            columns["references"].append(list(sample.references))
-            columns["language"].append(sample.language)
-            columns["role"].append(sample.role)
-            columns["id"].append(sample.id)
-    try:
-        from datasets import Dataset
-    except ImportError:
-        raise MissingDependency("rolebench.rewards.load_prompts", "datasets", "data") from None
-    return Dataset.from_dict(columns)
+    return method
+
+
+def add_rows(
+    columns: dict[str, list[Any]], samples: list[Sample], method: Elicitation, library: ScriptLibrary | None
+) -> None:
+    """One row per sample: its prompt as `rolebench evaluate` builds it, references, language, role, id."""
+    for sample in samples:
+        columns["prompt"].append(prompt_messages(sample, method, library))
+        columns["references"].append(list(sample.references))
+        columns["language"].append(sample.language)
+        columns["role"].append(sample.role)
+        columns["id"].append(sample.id)
