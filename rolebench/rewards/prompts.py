@@ -93,8 +93,9 @@ def parse_elicitation(method: str, shots: int | None = None) -> Elicitation:
         ) from None
 
 
-def check_part(part: str, allow_test: bool) -> None:
-    """ConfigError for an unknown part, or the test part without `allow_test`; a warning with it."""
+def check_part(part: str, allow_test: bool, stacklevel: int = 3) -> None:
+    """ConfigError for an unknown part, or the test part without `allow_test`; a warning with it, shown at
+    the caller `stacklevel` frames up (3: the caller of `check_part`'s caller)."""
     if part not in PARTS:
         close = difflib.get_close_matches(str(part), PARTS, n=1)
         raise ConfigError(
@@ -110,7 +111,7 @@ def check_part(part: str, allow_test: bool) -> None:
             fix="use part='train', or pass allow_test=True",
         )
     if part == "test":
-        warnings.warn(TEST_LEAKS, UserWarning, stacklevel=3)
+        warnings.warn(TEST_LEAKS, UserWarning, stacklevel=stacklevel)
 
 
 def split_ids(name: str) -> list[str]:
@@ -202,7 +203,7 @@ def check_options(
         raise ConfigError(
             f"shots {shots} is not allowed", where="load_prompts(shots=...)", fix="use 0 or more"
         )
-    check_part(part, allow_test)
+    check_part(part, allow_test, stacklevel=4)  # the warning points at load_prompts' caller
     method = parse_elicitation(elicitation, None if shots is None else int(shots))
     if limit is not None and limit < 1:
         raise ConfigError(
