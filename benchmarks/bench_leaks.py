@@ -95,7 +95,8 @@ def pandas_audit(data: Path, split_ids: list[str], rows: int | None) -> dict[str
 
 def our_audit(data: Path, split_ids: list[str], rows: int | None) -> dict[str, dict[str, int | None]]:
     from rolebench.data.audit import audit_samples
-    from rolebench.data.samples import load_samples, train_index
+    from rolebench.data.joins import train_index
+    from rolebench.data.samples import load_samples
     from rolebench.data.source import DataSource
     from rolebench.data.splits import get_split
 

@@ -40,7 +40,7 @@ from typing import Any
 
 from benchmarks.bench_evaluate_vs_lmeval import rolebench_requests, smollm2_gguf
 from model_adapters import GenerationConfig, Request, load_model
-from model_adapters.llamacpp_batch import common_prefix
+from model_adapters.llamacpp_slots import common_prefix
 
 
 @dataclass

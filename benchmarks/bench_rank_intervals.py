@@ -9,7 +9,7 @@ scaled), each a run folder read from its samples.
 - build: `rolebench.leaderboard.build.build` as the command runs it, against the same build with the rank
   intervals taken out (no per-item scores read, none computed, none copied), one for one, best CPU time of
   each: the share they add;
-- intervals: the largest board's rank intervals, ours (`rolebench.scoring.resampling.rank_intervals`: one
+- intervals: the largest board's rank intervals, ours (`rolebench.scoring.ranks.rank_intervals`: one
   matrix of draw counts per task, one matrix product for every row and resample) against one numpy draw per
   resample in a Python loop; both give the same values and, from other draws, intervals equal up to
   sampling noise (reported: how many rank intervals differ).
@@ -42,7 +42,8 @@ from rolebench.leaderboard.ranking import RANKING, _row_items, _task_items, add_
 from rolebench.leaderboard.rows import Board
 from rolebench.leaderboard.runs import present_splits
 from rolebench.run.folder import read_results, read_samples, write_results, write_samples
-from rolebench.scoring.resampling import Layout, Resampling, TaskItems, interval, rank_intervals
+from rolebench.scoring.ranks import rank_intervals
+from rolebench.scoring.resampling import Layout, Resampling, TaskItems, interval
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 

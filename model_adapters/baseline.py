@@ -11,7 +11,7 @@
   answers (`baseline_answer`) on every run's own items.
 - The memorisation floor `baseline:train` answers with the answer of the first row of the split's
   train file (file order) whose stripped question equals the item's, whatever its role
-  (`rolebench.data.samples.TrainIndex`, put into `Request.meta["train_answer"]`); an item no train
+  (`rolebench.data.joins.TrainIndex`, put into `Request.meta["train_answer"]`); an item no train
   row asks gets no answer. It is what remembering the train split buys: on Chinese general, where
   every test instruction is a train instruction, 0.4860 CUS under the paper's recall (RoleGPT 0.5707).
 They take no options.

@@ -2,7 +2,7 @@
 
 Prompts are rendered with the tokenizer's chat template (`add_generation_prompt=True`) and encoded
 without extra special tokens (the template carries them). A template that rejects (or silently
-drops) a system turn gets the system text merged into the first user turn (`rolebench.prompt.
+drops) a system turn gets the system text merged into the first user turn (`model_adapters.chat.
 merge_system`); `info()["system_role"]` says which. A tokenizer with no chat template (a base
 model), or `apply_chat_template=false`, gets plain text: the turns joined by a blank line.
 
@@ -30,13 +30,27 @@ from typing import Any, ClassVar
 from pydantic import Field, field_validator
 
 from model_adapters.chat import merge_system, plain_prompt, probe_system_role, text_sha256
-from model_adapters.errors import ConfigError, MissingDependency, ModelError, first_line
-from model_adapters.files import damaged_weights
-from model_adapters.interface import AdapterBase, Generation, GenerationConfig, Message, Request, Usage
+from model_adapters.errors import ConfigError, ModelError
+from model_adapters.hf_generation import (
+    answers,
+    decoding_config,
+    generate_tokens,
+    input_device,
+    length_batches,
+)
+from model_adapters.hf_identity import loaded_digests
+from model_adapters.hf_loading import (
+    device_kwargs,
+    files_at_fault,
+    import_transformers,
+    load_error,
+    template_source,
+)
+from model_adapters.interface import AdapterBase, Generation, GenerationConfig, Message, Request
 from model_adapters.network import offline
 from model_adapters.options import AdapterOptions
 from model_adapters.row_sampling import RowSampler
-from model_adapters.spec import ModelSpec, missing_local_path
+from model_adapters.spec import ModelSpec
 
 DTYPES = ("auto", "float32", "float16", "bfloat16")
 _DTYPE_ALIASES = {
@@ -68,39 +82,6 @@ class HFOptions(AdapterOptions):
         if dtype not in DTYPES:
             raise ValueError(f"unknown dtype {value!r}: use dtype=" + "|".join(DTYPES))
         return dtype
-
-
-def _config_dict(config: Any) -> dict[str, Any]:
-    """A transformers config as the settings it holds (its library version and path aside: neither
-    changes an answer, and the path of the same weights may differ)."""
-    if config is None or not hasattr(config, "to_dict"):
-        return {}
-    found: dict[str, Any] = config.to_dict()
-    return {
-        k: v for k, v in found.items() if k not in ("transformers_version", "_name_or_path", "_commit_hash")
-    }
-
-
-def length_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
-    """Indices by prompt length, longest first (a too-large batch fails at once), `batch_size` at a time."""
-    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
-    return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
-
-
-def files_at_fault(error: BaseException) -> bool:
-    """Whether loading failed on the files (missing, unreadable, damaged), not on a bug: what transformers
-    and peft raise then, and safetensors' own SafetensorError (a direct subclass of Exception)."""
-    return isinstance(error, OSError | ValueError | KeyError) or type(error).__name__ == "SafetensorError"
-
-
-def import_transformers() -> tuple[Any, Any]:
-    """(torch, transformers), or MissingDependency with the install line."""
-    try:
-        import torch
-        import transformers
-    except ImportError:
-        raise MissingDependency("hf: models", "torch and transformers", "hf") from None
-    return torch, transformers
 
 
 class HFAdapter(AdapterBase):
@@ -181,57 +162,21 @@ class HFAdapter(AdapterBase):
         try:
             return AutoTokenizer.from_pretrained(name, **kwargs)
         except (OSError, ValueError, KeyError) as error:
-            raise self._load_error("tokenizer", name, error) from None
-
-    def _load_error(self, what: str, name: str, error: BaseException) -> ModelError:
-        if missing_local_path(name):
-            return ModelError(
-                f"cannot load the {what} of {name!r}: no such folder ({Path(name).expanduser().absolute()})",
-                where="--model",
-                fix="check the path (a local folder: hf:PATH; a Hub model: hf:ORG/NAME)",
-            )
-        damaged = damaged_weights(name)  # a download cut short, an empty file
-        if damaged:
-            file, damage = damaged[0]
-            return ModelError(
-                f"the weights file {file} is damaged ({damage})",
-                where="--model",
-                fix="download or save the model again (hf download, save_pretrained)",
-            )
-        if not Path(name).expanduser().exists() and offline():
-            return ModelError(
-                f"cannot load the {what} of {name!r}: the Hub cannot be reached and it is not in the "
-                "local cache",
-                where="--model",
-                fix="connect to the network, or give a local folder (hf:PATH)",
-            )
-        return ModelError(
-            f"cannot load the {what} of {name!r}: {first_line(error)}",
-            where="--model",
-            fix="check the id, path and revision",
-        )
+            raise load_error("tokenizer", name, error) from None
 
     def _dtype(self) -> Any:
         dtype = self.options.dtype
         return "auto" if dtype == "auto" else getattr(self.torch, dtype)
 
-    def _device_kwargs(self) -> dict[str, Any]:
-        device = self.options.device.lower()
-        if device == "auto":
-            return {"device_map": "auto"} if self.torch.cuda.is_available() else {}
-        if device.startswith("cuda") and not self.torch.cuda.is_available():
-            raise ConfigError(
-                f"device={device} but no CUDA GPU is visible",
-                where="--model-args",
-                fix="use device=cpu or device=auto",
-            )
-        return {} if device == "cpu" else {"device_map": device}
-
     def _load_model(self) -> Any:
         """The causal LM, on its device(s), in eval mode. PeftAdapter overrides this (and only this) step."""
         from transformers import AutoModelForCausalLM
 
-        kwargs = {**self._hub_kwargs(self.revision), "dtype": self._dtype(), **self._device_kwargs()}
+        kwargs = {
+            **self._hub_kwargs(self.revision),
+            "dtype": self._dtype(),
+            **device_kwargs(self.torch, self.options.device),
+        }
         if self.options.attn_implementation:
             kwargs["attn_implementation"] = self.options.attn_implementation
         try:
@@ -239,7 +184,7 @@ class HFAdapter(AdapterBase):
         except Exception as error:
             if not files_at_fault(error):
                 raise
-            raise self._load_error("model", self.name, error) from None
+            raise load_error("model", self.name, error) from None
 
     def _probe_system_role(self) -> str:
         if self.prompt_format == "plain":
@@ -248,18 +193,8 @@ class HFAdapter(AdapterBase):
             lambda messages: self.tokenizer.apply_chat_template(
                 messages, tokenize=False, add_generation_prompt=True
             ),
-            self._template_source(),
+            template_source(self._tokenizer_source()[0]),
         )
-
-    def _template_source(self) -> str:
-        """Where the chat template was read from, as the user can find it."""
-        folder = Path(self._tokenizer_source()[0]).expanduser()
-        if not folder.is_dir():
-            return f"the chat template of {self._tokenizer_source()[0]}"
-        for name in ("chat_template.jinja", "chat_template.json", "tokenizer_config.json"):
-            if (folder / name).is_file():
-                return f"the chat template in {folder / name}"
-        return f"the chat template of {folder}"
 
     def _eos_ids(self) -> list[int]:
         ids: list[int] = []
@@ -291,21 +226,6 @@ class HFAdapter(AdapterBase):
         ids: list[int] = self.tokenizer(text, add_special_tokens=self.prompt_format == "plain")["input_ids"]
         return ids
 
-    def _hf_generation_config(self, config: GenerationConfig) -> Any:
-        from transformers import GenerationConfig as HFGenerationConfig
-
-        # greedy, also under sampling: a RowSampler then leaves each row only the token it drew
-        return HFGenerationConfig(  # type: ignore[no-untyped-call]
-            max_new_tokens=config.max_new_tokens,
-            do_sample=False,
-            temperature=1.0,
-            top_p=1.0,
-            repetition_penalty=config.repetition_penalty,
-            num_beams=1,
-            eos_token_id=self.eos_ids,
-            pad_token_id=self.pad_id,
-        )
-
     def generate(
         self, requests: Sequence[Request], config: GenerationConfig
     ) -> Iterator[tuple[Request, Generation]]:
@@ -316,7 +236,7 @@ class HFAdapter(AdapterBase):
                 fix="use --batch-size 1 or more",
             )
         encoded = [self.encode(request.messages) for request in requests]
-        hf_config = self._hf_generation_config(config)
+        hf_config = decoding_config(config, self.eos_ids, self.pad_id)
         for batch in length_batches([len(ids) for ids in encoded], config.batch_size):
             rows = [requests[i] for i in batch]
             sampler = None
@@ -330,52 +250,13 @@ class HFAdapter(AdapterBase):
         whole batches, so the padding, and so the greedy answers, are those of one process."""
         return length_batches([len(self.encode(r.messages)) for r in requests], config.batch_size)
 
-    @staticmethod
-    def _processors(sampler: RowSampler) -> Any:
-        from transformers import LogitsProcessorList
-
-        return LogitsProcessorList([sampler])
-
-    def _input_device(self) -> Any:
-        return self.model.get_input_embeddings().weight.device
-
     def _generate_batch(
         self, requests: list[Request], encoded: list[list[int]], hf_config: Any, sampler: RowSampler | None
     ) -> Iterator[tuple[Request, Generation]]:
         started = time.perf_counter()
-        width = max(len(ids) for ids in encoded)
-        padded = [[self.pad_id] * (width - len(ids)) + ids for ids in encoded]
-        mask = [[0] * (width - len(ids)) + [1] * len(ids) for ids in encoded]
-        device = self._input_device()
-        training = bool(getattr(self.model, "training", False))
-        self.model.eval()
-        try:
-            with self.torch.inference_mode():
-                output = self.model.generate(
-                    input_ids=self.torch.tensor(padded, device=device),
-                    attention_mask=self.torch.tensor(mask, device=device),
-                    generation_config=hf_config,
-                    **({} if sampler is None else {"logits_processor": self._processors(sampler)}),
-                )
-        finally:
-            if training:
-                self.model.train()
-        new_tokens = output[:, width:].tolist()
+        new_tokens = generate_tokens(self.torch, self.model, self.pad_id, encoded, hf_config, sampler)
         seconds = (time.perf_counter() - started) / len(requests)
-        for request, ids, tokens in zip(requests, encoded, new_tokens, strict=True):
-            stop = next((i for i, token in enumerate(tokens) if token in self.eos_ids), None)
-            completion = tokens if stop is None else tokens[:stop]
-            text = self.tokenizer.decode(completion, skip_special_tokens=True)
-            usage = Usage(prompt_tokens=len(ids), completion_tokens=len(completion) + (stop is not None))
-            yield (
-                request,
-                Generation(
-                    text=text,
-                    usage=usage,
-                    seconds=seconds,
-                    finish_reason="length" if stop is None else "stop",
-                ),
-            )
+        yield from answers(requests, encoded, new_tokens, self.eos_ids, self.tokenizer, seconds)
 
     # identity ------------------------------------------------------------------------------------
 
@@ -388,7 +269,7 @@ class HFAdapter(AdapterBase):
             "backend": self.backend,
             "gguf_file": self.gguf_file,
             "dtype": str(self.model.dtype).removeprefix("torch."),
-            "device": str(self._input_device()),
+            "device": str(input_device(self.model)),
             "prompt_format": self.prompt_format,
             "system_role": self.system_role,
             "chat_template_sha256": text_sha256(self.tokenizer.chat_template)
@@ -401,28 +282,10 @@ class HFAdapter(AdapterBase):
         other weights, e.g. a later training step, are never served from the store), of the tokenizer's
         vocabulary, special tokens and chat template, and of the model's config and generation_config
         (e.g. its `eos_token_id`: where answers stop), with the stop and padding ids they give."""
-        import hashlib
-        import json
-
-        digest = hashlib.blake2b(digest_size=16)
-        for key, tensor in sorted(self.model.state_dict().items()):
-            digest.update(key.encode())
-            digest.update(str(tensor.dtype).encode())
-            flat = tensor.detach().to("cpu").contiguous().reshape(-1)
-            digest.update(flat.view(self.torch.uint8).numpy().tobytes())
-        vocab = sorted(self.tokenizer.get_vocab().items())
-        tokenizer = text_sha256(repr(vocab) + str(self.tokenizer.chat_template or ""))
-        special = getattr(self.tokenizer, "special_tokens_map", {}) or {}
-        configs = {
-            name: _config_dict(getattr(self.model, name, None)) for name in ("config", "generation_config")
-        }
         return {
             "spec": self.spec,
             "options": self.options.identity(),
-            "weights_digest": digest.hexdigest(),
-            "tokenizer_sha256": tokenizer,
-            "special_tokens_sha256": text_sha256(json.dumps(special, sort_keys=True, default=str)),
-            "configs_sha256": text_sha256(json.dumps(configs, sort_keys=True, default=str)),
+            **loaded_digests(self.torch, self.model, self.tokenizer),
             "stop_ids": list(self.eos_ids),
             "pad_id": self.pad_id,
         }

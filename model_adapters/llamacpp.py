@@ -36,8 +36,9 @@ from model_adapters.chat import text_sha256
 from model_adapters.errors import ConfigError, MissingDependency
 from model_adapters.files import file_sha256, files_fingerprint
 from model_adapters.interface import AdapterBase, Generation, GenerationConfig, Request, Usage
-from model_adapters.llamacpp_batch import Answer, Prompt, Sampling, Worker
+from model_adapters.llamacpp_batch import Worker
 from model_adapters.llamacpp_gguf import GGUFModel
+from model_adapters.llamacpp_slots import Answer, Prompt, Sampling
 from model_adapters.options import AdapterOptions
 from model_adapters.spec import ModelSpec
 

@@ -49,14 +49,12 @@ from pydantic import Field
 from model_adapters.errors import ModelError, first_line
 from model_adapters.interface import AdapterBase, Generation, GenerationConfig, Request, Usage
 from model_adapters.network import reachable
+from model_adapters.openai_exchange import Exchanges, Retry
 from model_adapters.openai_http import (
     DEFAULT_BASE_URL,
     DEFAULT_KEY_ENV,
     URL_WHERE,
-    ConnectFailed,
-    ExchangeFailed,
     HttpSession,
-    NameNotResolved,
     RetryPolicy,
     choose_base_url,
     encode_json,
@@ -65,12 +63,9 @@ from model_adapters.openai_http import (
     parse_retry_after,
     public_url,
     read_api_key,
-    within,
 )
 from model_adapters.openai_loop import LoopThread, stream
-from model_adapters.openai_response import Answer, read_answer, read_error, status_kind
 from model_adapters.options import AdapterOptions
-from model_adapters.secrets import hide_secrets
 from model_adapters.spec import ModelSpec
 
 __all__ = ["OpenAIAdapter", "OpenAIOptions", "RetryPolicy", "parse_retry_after", "request_params"]
@@ -108,15 +103,6 @@ def request_params(config: GenerationConfig) -> dict[str, Any]:
     return params
 
 
-class _Retry:
-    """One failed attempt worth retrying: why, the server's Retry-After, and whether nothing connected."""
-
-    __slots__ = ("reason", "retry_after", "unreachable")
-
-    def __init__(self, reason: str, retry_after: float | None = None, unreachable: bool = False) -> None:
-        self.reason, self.retry_after, self.unreachable = reason, retry_after, unreachable
-
-
 class OpenAIAdapter(AdapterBase):
     """Chat completions from an OpenAI-compatible server: concurrent, deadlined, retried, key-safe."""
 
@@ -136,13 +122,16 @@ class OpenAIAdapter(AdapterBase):
         self.base_url = normalize_base_url(base_url)
         self.spec = spec or f"openai:{model}"
         self.api_key_env, self.timeout, self.retry = api_key_env, timeout, retry or RetryPolicy()
-        self.total_usage = Usage()  # every token the server reported, retried attempts included
         self._lock = threading.Lock()
-        self._seen: dict[str, str] = {}  # system_fingerprint, served_model
         self._where = f"openai:{model} at {public_url(self.base_url)}"
-        self._http = HttpSession(self.base_url, read_api_key(self.api_key_env, self.base_url, self._where))
+        http = HttpSession(self.base_url, read_api_key(self.api_key_env, self.base_url, self._where))
+        self._exchanges = Exchanges(http, timeout, self._where, self._fatal_error)
         self._loop: LoopThread | None = None
-        self._answered = False  # whether any HTTP exchange completed (then a DNS failure is a flake)
+
+    @property
+    def total_usage(self) -> Usage:
+        """Every token the server reported, retried attempts included."""
+        return self._exchanges.total_usage
 
     @classmethod
     def from_spec(cls, spec: ModelSpec, options: Any) -> OpenAIAdapter:
@@ -186,8 +175,7 @@ class OpenAIAdapter(AdapterBase):
 
     def info(self) -> dict[str, Any]:
         """Name, base URL (no credentials) and, once a response carried them, fingerprint and served model."""
-        with self._lock:
-            seen = dict(self._seen)
+        seen = self._exchanges.seen()
         info: dict[str, Any] = {
             "name": self.model,
             "revision": seen.get("system_fingerprint"),
@@ -216,9 +204,9 @@ class OpenAIAdapter(AdapterBase):
         started, attempts = time.perf_counter(), self.retry.max_retries + 1
         seed = params["seed"] if request.seed is None or params["temperature"] <= 0 else request.seed
         body = encode_json({"model": self.model, "messages": request.messages, **params, "seed": seed})
-        retry = _Retry("not sent")
+        retry = Retry("not sent")
         for attempt in range(attempts):
-            outcome = await self._attempt(body, started)
+            outcome = await self._exchanges.attempt(body, started)
             if isinstance(outcome, Generation):
                 if outcome.error:
                     log.warning("%s: request %s failed: %s", self._where, request.id, outcome.error)
@@ -246,57 +234,6 @@ class OpenAIAdapter(AdapterBase):
         log.warning("%s: request %s failed: %s", self._where, request.id, error)
         return Generation(text=None, error=error, seconds=time.perf_counter() - started)
 
-    async def _attempt(self, body: bytes, started: float) -> Generation | _Retry:
-        """One HTTP exchange within the deadline: an answer, a final per-sample failure, or a retry."""
-        try:
-            status, headers, data = await within(self.timeout, self._http.post(body))
-        except NameNotResolved as exc:
-            if not self._answered:  # never resolved: a wrong name (or no DNS), not worth 6 retries
-                raise ModelError(
-                    f"the host name {exc.host} does not resolve ({exc.reason})",
-                    where=self._where,
-                    fix=f"check the host in the base URL ({URL_WHERE}) and this machine's network",
-                ) from None
-            return _Retry(f"connection failed: {hide_secrets(str(exc))}", unreachable=True)
-        except ConnectFailed as exc:
-            return _Retry(f"connection failed: {hide_secrets(str(exc))}", unreachable=True)
-        except ExchangeFailed as exc:
-            return _Retry(f"connection broken: {hide_secrets(str(exc))}")
-        except asyncio.TimeoutError:  # TimeoutError on 3.11+: the whole attempt, connect to last byte
-            return _Retry("timed out")
-        self._answered = True
-        if 200 <= status < 300:
-            answer = read_answer(data)
-            self._record(answer)
-            if answer.text is None:
-                return _Retry(hide_secrets(answer.error or "no answer"))
-            return Generation(
-                text=hide_secrets(answer.text),
-                usage=answer.usage,
-                seconds=time.perf_counter() - started,
-                finish_reason=hide_secrets(answer.finish_reason) if answer.finish_reason else None,
-            )
-        message, code = read_error(data)
-        described = hide_secrets(f"HTTP {status}: {message}")
-        kind = status_kind(status, code)
-        if kind == "fatal":
-            raise self._fatal_error(status, described)
-        if kind == "fail":
-            return Generation(text=None, error=described, seconds=time.perf_counter() - started)
-        return _Retry(described, retry_after=parse_retry_after(headers))
-
-    def _record(self, answer: Answer) -> None:
-        """Add the reported tokens to `total_usage`; remember the fingerprint and served model."""
-        with self._lock:
-            self.total_usage.prompt_tokens += answer.usage.prompt_tokens
-            self.total_usage.completion_tokens += answer.usage.completion_tokens
-            for name, value in (
-                ("system_fingerprint", answer.system_fingerprint),
-                ("served_model", answer.served_model),
-            ):
-                if value and value != self._seen.get(name):
-                    self._seen[name] = hide_secrets(value)  # a server may echo the key anywhere
-
     def _fatal_error(self, status: int, described: str) -> ModelError:
         """The one line for a status no retry can fix: what, where (model and URL), how to fix it."""
         if status == 401:
@@ -312,7 +249,7 @@ class OpenAIAdapter(AdapterBase):
         """Close the HTTP connections and stop the event loop thread."""
         if self._loop is not None:
             try:
-                self._loop.submit(self._http.close()).result(timeout=10)
+                self._loop.submit(self._exchanges.http.close()).result(timeout=10)
             except Exception as exc:  # closing is best effort: never hide the caller's own error
                 log.debug("%s: closing the HTTP session failed: %s", self._where, first_line(exc))
             finally:

@@ -16,7 +16,8 @@ from typing import Any, ClassVar
 
 from model_adapters.errors import ConfigError, MissingDependency
 from model_adapters.files import tokenizer_fingerprint, weights_fingerprint
-from model_adapters.hf import HFAdapter, HFOptions, files_at_fault
+from model_adapters.hf import HFAdapter, HFOptions
+from model_adapters.hf_loading import files_at_fault, load_error
 from model_adapters.options import AdapterOptions
 from model_adapters.spec import ModelSpec
 
@@ -108,7 +109,7 @@ class PeftAdapter(HFAdapter):
         except Exception as error:
             if not files_at_fault(error):
                 raise
-            raise self._load_error("adapter", self.adapter, error) from None
+            raise load_error("adapter", self.adapter, error) from None
         return model.merge_and_unload() if self.merge else model
 
     def info(self) -> dict[str, Any]:

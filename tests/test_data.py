@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from rolebench.data.joins import raw_answers
 from rolebench.data.resolve import resolve_source
-from rolebench.data.samples import load_samples, normalise_types, raw_answers, split_files_status
+from rolebench.data.samples import load_samples, normalise_types, split_files_status
 from rolebench.data.source import DataSource
 from rolebench.data.splits import SPLITS
 from rolebench.errors import DataError
@@ -173,7 +174,7 @@ def test_demo_split_needs_no_download(tmp_path):
 
 
 def test_baseline_join_is_exact_first_then_stripped_when_unambiguous():
-    from rolebench.data.samples import BaselineAnswers
+    from rolebench.data.joins import BaselineAnswers
 
     answers = BaselineAnswers(
         [("r", " q ", "spaced"), ("r", "x", "one"), ("r", " x", "two"), ("r", "y ", "only")]

@@ -16,13 +16,13 @@ from rolebench.scoring import rolellm
 from rolebench.scoring.protocols import get_protocol
 from rolebench.scoring.rolellm import (
     default_workers,
-    recon_lcs_words,
     rolellm_recall,
     rolellm_recall_batch,
     rolellm_text,
     sentences,
     zh_sentences,
 )
+from rolebench.scoring.rolellm_lcs import recon_lcs_words
 from tests.test_scoring import ADVERSARIAL_EN, ADVERSARIAL_ZH
 
 SPLITS = {  # released files: (folder, language, kind)

@@ -1,6 +1,6 @@
 """What each split's test file shares with its train file, and with itself: the leaks a score inherits.
 
-Per test item (every text stripped of surrounding whitespace; `rolebench.data.samples.TrainIndex`):
+Per test item (every text stripped of surrounding whitespace; `rolebench.data.joins.TrainIndex`):
 
 - `instruction_in_train`: its question is the question of a train row, whatever the role;
 - `pair_in_train`: the same role and question are a train row;
@@ -29,15 +29,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rolebench.data.joins import TrainIndex, source_for, train_index
 from rolebench.data.layout import QA_CONFIGS, upstream_splits
-from rolebench.data.samples import (
-    Sample,
-    TrainIndex,
-    load_samples,
-    source_for,
-    split_files_status,
-    train_index,
-)
+from rolebench.data.samples import Sample, load_samples, split_files_status
 from rolebench.data.source import DataSource
 from rolebench.data.splits import SplitDef, get_split
 

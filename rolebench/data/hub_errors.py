@@ -51,8 +51,7 @@ def hub_error(
     if isinstance(exc, RoleBenchError):
         return None
     if isinstance(exc, hub.OfflineModeIsEnabled | hub.LocalEntryNotFoundError):
-        reason, fix = why_offline() if constants.HF_HUB_OFFLINE else ("the Hub cannot be reached", "")
-        fix = fix or f"check the network and {endpoint}"
+        reason, fix = _offline(constants.HF_HUB_OFFLINE, endpoint)
         if isinstance(exc, hub.LocalEntryNotFoundError):
             reason += " and the file is not in the local Hub cache"
         return DataError(
@@ -84,13 +83,11 @@ def hub_error(
         )
     if isinstance(exc, hub.HfHubHTTPError):
         status = exc.response.status_code if exc.response is not None else None
-        if status in (401, 403):
-            fix = LOGIN
-        elif isinstance(status, int) and status >= 500:
-            fix = "the Hub is failing: retry later"
-        else:
-            fix = f"check the repo id and {endpoint}"
-        return DataError(f"{what}: the Hub answered HTTP {status}: {first_line(exc)}", where=where, fix=fix)
+        return DataError(
+            f"{what}: the Hub answered HTTP {status}: {first_line(exc)}",
+            where=where,
+            fix=_http_fix(status, endpoint),
+        )
     if isinstance(exc, OSError) or type(exc).__module__.startswith(("httpx", "httpcore")):
         return DataError(
             f"{what}: cannot reach the Hub ({type(exc).__name__}: {first_line(exc)})",
@@ -98,3 +95,18 @@ def hub_error(
             fix=f"check the network and {endpoint}" + (f", or {local_copy}" if local_copy else ""),
         )
     return None
+
+
+def _offline(hub_offline: bool, endpoint: str) -> tuple[str, str]:
+    """Why the Hub cannot be used (offline mode and why it is on, or no answer) and what to do."""
+    reason, fix = why_offline() if hub_offline else ("the Hub cannot be reached", "")
+    return reason, fix or f"check the network and {endpoint}"
+
+
+def _http_fix(status: int | None, endpoint: str) -> str:
+    """What to do about an HTTP error status of the Hub."""
+    if status in (401, 403):
+        return LOGIN
+    if isinstance(status, int) and status >= 500:
+        return "the Hub is failing: retry later"
+    return f"check the repo id and {endpoint}"

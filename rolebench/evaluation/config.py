@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from model_adapters import ModelSpec
-from rolebench.data.samples import BASELINE_JOIN
+from rolebench.data.joins import BASELINE_JOIN
 from rolebench.data.source import DataSource
 from rolebench.errors import ConfigError
 from rolebench.evaluation.plan import TaskPlan, decoding_record

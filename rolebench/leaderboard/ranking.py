@@ -24,7 +24,8 @@ from rolebench.leaderboard.rows import Board, Row
 from rolebench.leaderboard.runs import present_splits
 from rolebench.scoring.metrics import AVG, METRIC_KEYS, metrics_for
 from rolebench.scoring.protocols import F_MEASURE_PROTOCOL
-from rolebench.scoring.resampling import Layout, Resampling, TaskItems, rank_intervals
+from rolebench.scoring.ranks import rank_intervals
+from rolebench.scoring.resampling import Layout, Resampling, TaskItems
 
 RANKING = Resampling()  # the resamples, confidence and seed of every board's intervals (leaderboard.json)
 _TOLERANCE = 1e-5  # a row's avg from its rounded per-item scores against the avg its results.json reports

@@ -93,8 +93,9 @@ def parse_elicitation(method: str, shots: int | None = None) -> Elicitation:
         ) from None
 
 
-def check_part(part: str, allow_test: bool) -> None:
-    """ConfigError for an unknown part, or the test part without `allow_test`; a warning with it."""
+def check_part(part: str, allow_test: bool, stacklevel: int = 3) -> None:
+    """ConfigError for an unknown part, or the test part without `allow_test`; a warning with it, shown at
+    the caller `stacklevel` frames up (3: the caller of `check_part`'s caller)."""
     if part not in PARTS:
         close = difflib.get_close_matches(str(part), PARTS, n=1)
         raise ConfigError(
@@ -110,7 +111,7 @@ def check_part(part: str, allow_test: bool) -> None:
             fix="use part='train', or pass allow_test=True",
         )
     if part == "test":
-        warnings.warn(TEST_LEAKS, UserWarning, stacklevel=3)
+        warnings.warn(TEST_LEAKS, UserWarning, stacklevel=stacklevel)
 
 
 def split_ids(name: str) -> list[str]:
@@ -179,34 +180,45 @@ def load_prompts(
         allow_test=allow_test,
         seed=seed,
     )
-    if shots is not None and shots < 0:
-        raise ConfigError(
-            f"shots {shots} is not allowed", where="load_prompts(shots=...)", fix="use 0 or more"
-        )
-    check_part(part, allow_test)
-    method = parse_elicitation(elicitation, None if shots is None else int(shots))
-    if limit is not None and limit < 1:
-        raise ConfigError(
-            f"limit {limit!r} is not allowed", where="load_prompts(limit=...)", fix="use 1 or more"
-        )
+    method = check_options(part, limit, elicitation, shots=shots, allow_test=allow_test)
     source = resolve_source(data_dir)
     columns: dict[str, list[Any]] = {"prompt": [], "references": [], "language": [], "role": [], "id": []}
     for split_id in split_ids(split):
-        samples = select(
-            load_samples(split_id, source, file=f"{part}.jsonl"),
-            None if limit is None else int(limit),
-            "stratified",
-            int(seed),
-        )
+        rows = load_samples(split_id, source, file=f"{part}.jsonl")
+        samples = select(rows, None if limit is None else int(limit), "stratified", int(seed))
         library = ScriptLibrary(get_split(split_id), source) if method.few_shot else None
-        for sample in samples:
-            columns["prompt"].append(prompt_messages(sample, method, library))
-            columns["references"].append(list(sample.references))
-            columns["language"].append(sample.language)
-            columns["role"].append(sample.role)
-            columns["id"].append(sample.id)
+        add_rows(columns, samples, method, library)
     try:
         from datasets import Dataset
     except ImportError:
         raise MissingDependency("rolebench.rewards.load_prompts", "datasets", "data") from None
     return Dataset.from_dict(columns)
+
+
+def check_options(
+    part: str, limit: int | None, elicitation: str, *, shots: int | None, allow_test: bool
+) -> Elicitation:
+    """`load_prompts`' values checked in its order (shots, part, method, limit): its elicitation method."""
+    if shots is not None and shots < 0:
+        raise ConfigError(
+            f"shots {shots} is not allowed", where="load_prompts(shots=...)", fix="use 0 or more"
+        )
+    check_part(part, allow_test, stacklevel=4)  # the warning points at load_prompts' caller
+    method = parse_elicitation(elicitation, None if shots is None else int(shots))
+    if limit is not None and limit < 1:
+        raise ConfigError(
+            f"limit {limit!r} is not allowed", where="load_prompts(limit=...)", fix="use 1 or more"
+        )
+    return method
+
+
+def add_rows(
+    columns: dict[str, list[Any]], samples: list[Sample], method: Elicitation, library: ScriptLibrary | None
+) -> None:
+    """One row per sample: its prompt as `rolebench evaluate` builds it, references, language, role, id."""
+    for sample in samples:
+        columns["prompt"].append(prompt_messages(sample, method, library))
+        columns["references"].append(list(sample.references))
+        columns["language"].append(sample.language)
+        columns["role"].append(sample.role)
+        columns["id"].append(sample.id)

@@ -5,7 +5,7 @@
    references, each as its sentences. Item i's value is the max over its references of
    |union of pip's reconstructed LCS word sets over all (reference sentence, hypothesis sentence)
    pairs| / |distinct reference words|, 0.0 for a hypothesis without sentences or no reference with
-   one: exactly rolellm._recall_item, whose docstrings define the algorithm this file ports
+   one: exactly rolellm_lcs.recall_item, whose docstrings define the algorithm this file ports
    (bit-parallel LCS rows over all hypothesis sentences packed in one bit row with guard bits, and
    pip's reconstruction walk, one step per row with a match). Words are compared as Python strings.
 
@@ -162,7 +162,7 @@ static void work_free(Work *w) {
 }
 
 /* The stop rows of reference sentence x (word ids), top-down: rows with a match keep B | ~V, the row
-   above a run of rows without a match ~V alone (rolellm._stop_rows). Returns the number of rows. */
+   above a run of rows without a match ~V alone (rolellm_lcs._stop_rows). Returns the number of rows. */
 static Py_ssize_t stop_rows(Work *w, const Py_ssize_t *x, Py_ssize_t len) {
     Py_ssize_t nw = w->nw, n = 0;
     int snap = 0;
@@ -195,7 +195,7 @@ static Py_ssize_t stop_rows(Work *w, const Py_ssize_t *x, Py_ssize_t len) {
     return n;
 }
 
-/* pip's llcs for one reference (rolellm._reference_union): `sents` its sentences, their word ids
+/* pip's llcs for one reference (rolellm_lcs._reference_union): `sents` its sentences, their word ids
    from w->ref_ids[first]. */
 static Py_ssize_t reference_union(Work *w, PyObject *sents, Py_ssize_t first, Py_ssize_t n_segments,
                                   Py_ssize_t target) {

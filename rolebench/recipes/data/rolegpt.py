@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rolebench.data.joins import QUESTION_FIELDS
 from rolebench.data.retrieval import DemonstrationRetriever
-from rolebench.data.samples import QUESTION_FIELDS
 from rolebench.data.scripts import MAX_PAIR_CHARS, dialogue_pairs, find_dialogue_file
 from rolebench.errors import ConfigError, DataError
 from rolebench.prompts.roleplay import SYSTEM_TEMPLATES, role_messages

@@ -17,8 +17,8 @@ from typing import Any
 
 from model_adapters import Message
 from model_adapters.chat import merge_system
+from rolebench.data.joins import as_references
 from rolebench.data.resolve import resolve_source
-from rolebench.data.samples import as_references
 from rolebench.errors import ConfigError, DataError
 from rolebench.prompts.roleplay import role_messages
 from rolebench.recipes.training.rocit.config import RocitConfig
