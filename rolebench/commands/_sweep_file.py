@@ -143,7 +143,7 @@ def in_file(exc: RoleBenchError, where: str) -> ConfigError:
 def model_run(options: dict[str, Any], entry: ModelEntry, output: Path, where: str, file: Path) -> ModelRun:
     """One model's checked evaluate run (its spec, options and the file's options)."""
     from model_adapters import adapter_class
-    from rolebench.api import split_options
+    from rolebench.evaluation.api import split_options
     from rolebench.judging.run import prepare_judge
     from rolebench.sweep.plan import ModelRun
     from rolebench.tasks.catalogue import resolve

@@ -13,11 +13,10 @@ import functools
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from model_adapters import ModelAdapter
 from rolebench.cached_model import CachedModel
 from rolebench.data.resolve import resolve_source
 from rolebench.data.source import DataSource
@@ -32,6 +31,7 @@ from rolebench.evaluation.config import (
 from rolebench.evaluation.derive import write_derived
 from rolebench.evaluation.generate import check_answered, generate_task
 from rolebench.evaluation.guard import Planned, claim, data_files
+from rolebench.evaluation.models import ModelHandle
 from rolebench.evaluation.plan import TaskPlan, plan_tasks
 from rolebench.evaluation.records import add_scores, sample_record
 from rolebench.judging.sets import adopt_legacy
@@ -41,24 +41,8 @@ from rolebench.run.definition import Execution, RunDefinition, default_output
 from rolebench.run.folder import RunFolder
 from rolebench.run.record import RunRecord
 from rolebench.scoring.protocols import ScoringProtocol
-from rolebench.storage.records import RecordStore
 from rolebench.tasks.catalogue import resolve
 from rolebench.tasks.spec import GroupSpec, TaskSpec
-
-
-@dataclass
-class ModelHandle:
-    """The model a run asks: a spec loaded when an answer is missing, or an adapter given in memory."""
-
-    spec: str
-    options: dict[str, Any] = field(default_factory=dict)
-    identity: dict[str, Any] = field(default_factory=dict)
-    adapter: ModelAdapter | None = None
-
-    def cached(self, store: RecordStore) -> CachedModel:
-        if self.adapter is None:
-            return CachedModel(self.spec, self.options, store)
-        return CachedModel.given(self.adapter, self.identity, store)
 
 
 @dataclass

@@ -26,10 +26,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from model_adapters import ModelAdapter
-from rolebench.adapter_protocol import checked_info
 from rolebench.errors import ConfigError, ConfigTypeError, RoleBenchError, in_python_terms, kind_of
-from rolebench.evaluation.pipeline import ModelHandle, evaluate_run, open_run, refresh_results
+from rolebench.evaluation.models import ModelHandle, model_handle
+from rolebench.evaluation.pipeline import evaluate_run, open_run, refresh_results
 from rolebench.judging.run import judge_run, prepare_judge
 from rolebench.judging.settings import JudgeSettings
 from rolebench.judging.versus import judge_versus
@@ -93,43 +92,6 @@ def split_options(
     return definition, execution, EvaluateJudge.read(parts[2], where, flag_style=flag_style)
 
 
-IN_MEMORY_OPTIONS = frozenset({"apply_chat_template"})  # the hf: options a model in memory honours
-PAIR_FIX = "pass a transformers model and its tokenizer as (model, tokenizer), or a spec string"
-
-
-def _transformers_pair(model: Any, tokenizer: Any) -> None:
-    """A ConfigTypeError unless `(model, tokenizer)` look like a transformers model and its tokenizer."""
-    for what, value, needs in (
-        ("model", model, ("config", "generate", "state_dict")),
-        ("tokenizer", tokenizer, ("decode", "get_vocab", "apply_chat_template")),
-    ):
-        lacking = [name for name in needs if not hasattr(value, name)]
-        if lacking:
-            raise ConfigTypeError(
-                f"the {what} of the (model, tokenizer) pair is {kind_of(value)}, which has no {lacking[0]}",
-                where="rolebench.evaluate(model=...)",
-                fix=PAIR_FIX,
-            )
-
-
-def in_memory_options(options: Mapping[str, Any]) -> dict[str, Any]:
-    """The `model_args` of a (model, tokenizer) pair: what it honours; dtype, device and the other loading
-    options cannot change a model that is loaded already, so they are refused, never recorded unused."""
-    if not isinstance(options, Mapping):
-        raise ConfigTypeError(
-            f"model_args is {kind_of(options)}", where="rolebench.evaluate", fix="pass a dict of options"
-        )
-    ignored = sorted(set(options) - IN_MEMORY_OPTIONS)
-    if ignored:
-        raise ConfigError(
-            f"model_args {', '.join(map(str, ignored))} cannot apply to a model given in memory (it is "
-            "loaded already)",
-            where="rolebench.evaluate",
-            fix="load, move or cast the model yourself before passing it (only apply_chat_template applies)",
-        )
-    return dict(options)
-
-
 def python_options() -> dict[str, str]:
     """How each option of the Python API is written (`data_dir=`, `overwrite=True`), by name."""
     fields = {n: f for cls in (*EVALUATE_OPTIONS, JudgeSettings) for n, f in cls.model_fields.items()}
@@ -152,51 +114,6 @@ def python_api(function: Call) -> Call:
             raise
 
     return cast(Call, named)
-
-
-def model_handle(model: Any, options: Any) -> tuple[str, ModelHandle | None]:
-    """The spec a model argument records, and the model in memory when it is one (None: a spec). A model
-    in memory is checked here: a bad pair, an adapter whose `spec` or `info()` is not what the protocol
-    says, or `model_args` it would ignore are a ConfigTypeError / ConfigError naming them."""
-    if isinstance(model, str):
-        return model, None
-    if isinstance(model, tuple) and len(model) == 2:
-        from model_adapters.hf import HFAdapter, HFOptions
-
-        _transformers_pair(*model)
-        honoured = in_memory_options(options or {})
-        adapter = HFAdapter.from_loaded(
-            model[0], model[1], HFOptions.parse(honoured, "hf:", where="model_args")
-        )
-        return adapter.spec, ModelHandle(adapter.spec, identity=adapter.fingerprint_loaded(), adapter=adapter)
-    if isinstance(model, ModelAdapter):
-        if options:
-            raise ConfigError(
-                f"model_args cannot apply to a model object ({type(model).__name__}): it is built already",
-                where="rolebench.evaluate",
-                fix="configure the object itself, and drop model_args",
-            )
-        if not isinstance(model.spec, str) or not model.spec.strip():
-            raise ConfigTypeError(
-                f"the model's spec is {kind_of(model.spec)}, not a name",
-                where="rolebench.evaluate(model=...)",
-                fix="give the adapter object a `spec` attribute: a short text naming the model",
-            )
-        info = checked_info(model.info(), model.spec)
-        described = getattr(model, "identity", None)
-        found = (
-            checked_info(described(), model.spec, "identity()")
-            if callable(described)
-            else {"spec": model.spec, "info": info}
-        )
-        return model.spec, ModelHandle(model.spec, identity=found, adapter=model)
-    shape = f" of {len(model)}" if isinstance(model, tuple) else ""
-    raise ConfigTypeError(
-        "model must be a spec string, a (model, tokenizer) pair of transformers objects, or an object with "
-        f"the adapter protocol (spec, info(), generate(), close()), not {kind_of(model)}{shape}",
-        where="rolebench.evaluate(model=...)",
-        fix=PAIR_FIX,
-    )
 
 
 @python_api
