@@ -65,12 +65,11 @@ def options_from_argv(argv: list[str]) -> dict[str, Any]:
 
 def with_default_output(options: dict[str, Any]) -> dict[str, Any]:
     """The command line's run folder when none is given: runs/<model> (one folder per few-shot method)."""
-    from rolebench.prompts.elicitation import Elicitation
-    from rolebench.run.definition import default_output
+    from rolebench.evaluation.api import default_run_folder
 
     if options.get("output") is None:
-        method = Elicitation.parse(options.get("elicitation"), options.get("shots"))
-        options = {**options, "output": default_output(str(options["model"]), method)}
+        folder = default_run_folder(str(options["model"]), options.get("elicitation"), options.get("shots"))
+        options = {**options, "output": folder}
     return options
 
 

@@ -18,102 +18,32 @@ answers serve only the same weights), or any object implementing the adapter pro
 from __future__ import annotations
 
 import atexit
-import functools
 import os
 import shutil
+import sys
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any
 
-from rolebench.errors import ConfigError, ConfigTypeError, RoleBenchError, in_python_terms, kind_of
+from rolebench.errors import ConfigTypeError, kind_of
+from rolebench.evaluation.derive import write_derived
 from rolebench.evaluation.models import ModelHandle, model_handle
-from rolebench.evaluation.pipeline import evaluate_run, open_run, refresh_results
+from rolebench.evaluation.options import EVALUATE_OPTIONS as EVALUATE_OPTIONS
+from rolebench.evaluation.options import EvaluateJudge as EvaluateJudge
+from rolebench.evaluation.options import python_api
+from rolebench.evaluation.options import split_options as split_options
+from rolebench.evaluation.pipeline import Resolved, evaluate_run, resolve_run
+from rolebench.evaluation.repair import repair_run, score_files
 from rolebench.judging.run import judge_run, prepare_judge
 from rolebench.judging.settings import JudgeSettings
 from rolebench.judging.versus import judge_versus
+from rolebench.prompts.elicitation import Elicitation
 from rolebench.results.schema import RunResults
-from rolebench.run.definition import Execution, RunDefinition, setting
+from rolebench.run.definition import Execution, RunDefinition, default_output
 from rolebench.run.folder import RunFolder
+from rolebench.run.record import RunRecord
 from rolebench.scoring.protocols import get_protocol
-from rolebench.settings_model import Int, SettingsModel
-
-
-def _as_in_judge(name: str) -> Any:
-    """`rolebench judge`'s own field (default, help, checks), for `evaluate --judge`'s same setting."""
-    return JudgeSettings.model_fields[name]
-
-
-class EvaluateJudge(SettingsModel):
-    """`evaluate --judge`: the judge, and its settings under `evaluate`'s names."""
-
-    judge: str | None = setting(
-        None, "judge model spec: compute the win rate against the RoleGPT baseline", group="judge"
-    )
-    judge_limit: Int | None = _as_in_judge("judge_limit")
-    judge_base_url: str | None = setting(None, "OpenAI-compatible server URL for the judge", group="judge")
-    judge_config: str = _as_in_judge("judge_config")
-    price_table: Path | None = _as_in_judge("price_table")
-
-    def settings(self, definition: RunDefinition, execution: Execution) -> JudgeSettings:
-        return JudgeSettings(
-            judge_limit=self.judge_limit,
-            base_url=self.judge_base_url,
-            judge_config=self.judge_config,
-            price_table=self.price_table,
-            seed=definition.seed,
-            concurrency=execution.concurrency,
-            progress=execution.progress,
-        )
-
-
-EVALUATE_OPTIONS = (RunDefinition, Execution, EvaluateJudge)
-
-
-def split_options(
-    options: Mapping[str, Any], where: str, *, flag_style: bool = False
-) -> tuple[RunDefinition, Execution, EvaluateJudge]:
-    """`evaluate`'s options into the run definition, the execution and the judge (one line for a bad one;
-    `flag_style`: named as the command line's flags)."""
-    known = {name for cls in EVALUATE_OPTIONS for name in cls.model_fields}
-    unknown = [key for key in options if key not in known]
-    if unknown:
-        import difflib
-
-        close = difflib.get_close_matches(unknown[0], sorted(known), n=1)
-        raise ConfigError(
-            f"unknown option {unknown[0]!r}",
-            where=where,
-            fix=(f"did you mean {close[0]!r}? " if close else "") + "see `rolebench evaluate --help`",
-        )
-    parts = [{k: v for k, v in options.items() if k in cls.model_fields} for cls in EVALUATE_OPTIONS]
-    definition = RunDefinition.read(parts[0], where, flag_style=flag_style)
-    execution = Execution.read(parts[1], where, flag_style=flag_style)
-    return definition, execution, EvaluateJudge.read(parts[2], where, flag_style=flag_style)
-
-
-def python_options() -> dict[str, str]:
-    """How each option of the Python API is written (`data_dir=`, `overwrite=True`), by name."""
-    fields = {n: f for cls in (*EVALUATE_OPTIONS, JudgeSettings) for n, f in cls.model_fields.items()}
-    return {n: f"{n}=True" if f.annotation in (bool, "bool") else f"{n}=" for n, f in fields.items()}
-
-
-Call = TypeVar("Call", bound=Callable[..., Any])
-
-
-def python_api(function: Call) -> Call:
-    """A function of the Python API: its errors name its options, not the command's flags
-    (`rolebench.errors.in_python_terms`; a command that calls it keeps its flags)."""
-
-    @functools.wraps(function)
-    def named(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return function(*args, **kwargs)
-        except RoleBenchError as error:
-            in_python_terms(error, python_options())
-            raise
-
-    return cast(Call, named)
 
 
 @python_api
@@ -179,10 +109,33 @@ def _evaluated(
     settings: JudgeSettings,
     model: ModelHandle | None,
 ) -> RunResults:
-    results = evaluate_run(definition, execution, model)
-    if judge and execution.output is not None:
-        return judge_folder(RunFolder(execution.output), judge, settings)
-    return results
+    folder = RunFolder(Path(str(execution.output)))  # set: by the caller, or a temporary folder
+    results = evaluate_run(definition, execution, folder, model)
+    return judge_folder(folder, judge, settings) if judge else results
+
+
+def plan_run(definition: RunDefinition, execution: Execution) -> Resolved:
+    """What a run will ask, before any folder is touched or model loaded: its tasks and groups, the data,
+    and one plan per task (its samples and requests); a bad task, option or data file fails here."""
+    return resolve_run(definition, execution)
+
+
+def checked_judge(
+    judging: EvaluateJudge, definition: RunDefinition, execution: Execution
+) -> JudgeSettings | None:
+    """The settings of `evaluate --judge`, its judge checked but not what it needs from this machine (a key,
+    a server that answers: a sweep's job checks those where it runs); None without a judge."""
+    if not judging.judge:
+        return None
+    settings = judging.settings(definition, execution)
+    prepare_judge(judging.judge, settings, environment=False)
+    return settings
+
+
+def default_run_folder(model: str, elicitation: Any = None, shots: Any = None) -> Path:
+    """The command line's run folder when none is given: runs/<model>, one folder per few-shot method (a
+    bad method is refused, naming it)."""
+    return default_output(model, Elicitation.parse(elicitation, shots))
 
 
 @python_api
@@ -219,13 +172,13 @@ def judge_folder(
     answers) after the run and its opponent, so a wrong folder is named before a missing key."""
     prepare_judge(judge, settings, environment=False)
     with folder.lock():
-        record = open_run(folder)
+        record = repaired(folder)
         records = {task: folder.read_samples(task) for task in record.finished_tasks()}
         if against is None:
             judge_run(folder, records, judge, settings)
         else:
             judge_versus(folder, records, against, judge, settings)
-        return refresh_results(folder)
+        return write_derived(folder, record)
 
 
 @python_api
@@ -237,11 +190,27 @@ def score(run: str | Path, protocol: str | None = None) -> RunResults:
         get_protocol(protocol)
     folder = run_folder(run, "run", "rolebench.score")
     with folder.lock():
+        record = repaired(folder)
         if protocol is not None:
-            record = open_run(folder)
             record.add_protocol(protocol)
             record.write(folder)
-        return refresh_results(folder, rescore=True)
+        score_files(folder, record, rescore=True)
+        return write_derived(folder, record)
+
+
+def refresh(folder: RunFolder) -> RunResults:
+    """The run repaired (each repair said on stderr) and its results.json derived again (call under the
+    folder's lock): what `rolebench report` does before it draws the page."""
+    return write_derived(folder, repaired(folder))
+
+
+def repaired(folder: RunFolder) -> RunRecord:
+    """The run a folder holds after the repair step (call under its lock, once per command), each repair
+    it made said on stderr."""
+    record, lines = repair_run(folder)
+    for line in lines:
+        print(f"rolebench: {line}", file=sys.stderr)
+    return record
 
 
 @python_api
