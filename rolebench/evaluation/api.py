@@ -1,4 +1,4 @@
-"""The Python API: `evaluate`, `judge`, `score`; the command line is a thin layer over these three.
+"""The Python API: `evaluate`, `judge`, `score`, `read_results`; the command line is a thin layer over them.
 
 Options are named like the command line's flags, in snake_case (`--max-new-tokens` is `max_new_tokens`,
 `--no-progress` is `progress=False`); an unknown option or a bad value raises `rolebench.ConfigError`
@@ -13,6 +13,10 @@ RunResults`), equal to the results.json it writes in the run folder.
 in memory, e.g. in a training loop: its answers are those of `hf:PATH` for the same weights, and stored
 answers serve only the same weights), or any object implementing the adapter protocol
 (`model_adapters.ModelAdapter`: `spec`, `info()`, `generate(requests, config)`, `close()`).
+
+It is the evaluation package's one door for the commands, the sweep and the recipes too: `split_options`
+(evaluate's options into their records), `evaluate_definition`, `judge_folder`, `refresh` (a run repaired,
+its results.json derived again), `plan_run` (what a run will ask), `checked_judge`, `default_run_folder`.
 """
 
 from __future__ import annotations

@@ -1,8 +1,13 @@
 """How a run's numbers are made, as results.json's `config` says it: built from the run definition and
 what planning resolved (the tasks' files, the data read, the prompts), then the model's own info.
 
-Every run-wide block of the config (`run`, `generation`, `scoring`, `sampling`, `elicitation`,
-`bootstrap`) is written here from the one `RunDefinition`; nothing else lists the settings.
+The blocks known before generating (`run`, `model`, `data`, `tasks`, `prompt`, `elicitation`, `scoring`,
+`generation`, `limit`, `sampling`, `bootstrap`, `packages`, `command`) are built here by `planned_config`,
+from the one `RunDefinition` and the plans; `with_model_info` adds the model's info, `merged_config` joins
+a rerun's config to the folder's, `timings` adds the seconds. Elsewhere: deriving results.json writes
+`scoring` and `bootstrap` again from the same sources (`rolebench.evaluation.derive`), `rolebench score`
+records `rescored` (`rolebench.run.record`), the judge `judge`, `judges` and `versus`
+(`rolebench.judging.results`).
 """
 
 from __future__ import annotations

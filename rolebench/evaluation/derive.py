@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from rolebench.data.splits import get_split
 from rolebench.errors import DataError
 from rolebench.evaluation.config import held_protocols, scoring_config
 from rolebench.evaluation.records import add_scores, fully_scored
@@ -61,7 +62,7 @@ def derive_results(folder: RunFolder, record: RunRecord) -> RunResults:
         records[task], digests[task] = folder.read_samples(task), str(folder.samples_digest(task))
         if record.finished.get(task) != digests[task] or not fully_scored(records[task], protocols):
             # not scored as the run holds it (the repairs were not asked for): scored here, in memory
-            records[task] = add_scores(records[task], splits[task], protocols, protocols[0].name)
+            records[task] = add_scores(records[task], get_split(splits[task]), protocols, protocols[0].name)
     spec = record.definition.model
     caps = {task: record.max_new_tokens(task) for task in tasks}
     groups = present_groups(record.groups, tasks)

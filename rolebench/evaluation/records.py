@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rolebench.data.samples import Sample
-from rolebench.data.splits import get_split
+from rolebench.data.splits import SplitDef
 from rolebench.evaluation.plan import TaskPlan
 from rolebench.results.schema import SampleRecord
 from rolebench.scoring.metrics import Scorable, score_samples
@@ -51,10 +51,10 @@ def fully_scored(records: Sequence[SampleRecord], protocols: Sequence[ScoringPro
 
 
 def add_scores(
-    records: Sequence[SampleRecord], split: str, protocols: Sequence[ScoringProtocol], headline: str
+    records: Sequence[SampleRecord], spec: SplitDef, protocols: Sequence[ScoringProtocol], headline: str
 ) -> list[SampleRecord]:
-    """The records with every protocol's scores added (others kept) and the headline ones in `scores`."""
-    spec = get_split(split)
+    """The records of a task of split `spec` with every protocol's scores added (others kept) and the
+    headline ones in `scores`."""
     scorable = [Scorable(r.output, r.references, r.raw_answer) for r in records]
     by_protocol = {p.name: score_samples(p, spec.kind, spec.language, scorable) for p in protocols}
     scored = []
@@ -83,5 +83,5 @@ def scored_records(
             sample_record(s, r.messages, generated[r.id], n)
             for s, r, n in zip(plan.samples, plan.requests, plan.shots, strict=True)
         ]
-        records[plan.spec.name] = add_scores(unscored, plan.spec.split.id, protocols, protocols[0].name)
+        records[plan.spec.name] = add_scores(unscored, plan.spec.split, protocols, protocols[0].name)
     return records

@@ -16,6 +16,7 @@ from pathlib import Path
 from rolebench.cached_model import CachedModel
 from rolebench.data.resolve import resolve_source
 from rolebench.data.source import DataSource
+from rolebench.data.splits import get_split
 from rolebench.errors import DataError
 from rolebench.evaluation.config import held_protocols
 from rolebench.evaluation.derive import write_derived
@@ -98,7 +99,7 @@ def score_files(folder: RunFolder, record: RunRecord, *, rescore: bool = False) 
         rows = folder.read_samples(task)
         changed = record.finished.get(task) != folder.samples_digest(task)
         if rescore or changed or not fully_scored(rows, protocols):
-            rows = add_scores(rows, splits[task], protocols, protocols[0].name)
+            rows = add_scores(rows, get_split(splits[task]), protocols, protocols[0].name)
             record.wrote(task, folder.write_samples(task, rows))
             written.append(task)
     if written:
