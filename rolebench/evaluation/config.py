@@ -50,9 +50,9 @@ def planned_config(
     identity: dict[str, Any],
     source: DataSource,
     plans: Sequence[TaskPlan],
-    protocols: Sequence[ScoringProtocol],
 ) -> RunConfig:
-    """The config as known before generating (`with_model_info` adds the model's own info)."""
+    """The config as known before generating (`with_model_info` adds the model's own info); its scoring,
+    the protocols the definition holds (a `rolebench score` adds more to the folder's record)."""
     elicitation = definition.elicitation_method()
     return RunConfig(
         run=definition.record(),
@@ -66,7 +66,7 @@ def planned_config(
         tasks={p.spec.name: {**p.spec.describe(), "generation": decoding_record(p.config)} for p in plans},
         prompt={"template_hash": elicitation.template_hash()},
         elicitation=elicitation_config(definition, plans),
-        scoring=scoring_config(protocols),
+        scoring=scoring_config(held_protocols(definition, None)),
         generation=decoding_record(plans[0].config if plans else definition.decoding()),
         limit=definition.limit,
         sampling=None

@@ -104,13 +104,7 @@ def evaluate_run(
         adopt_legacy(folder)
         planned = Planned(
             definition,
-            planned_config(
-                definition,
-                resolved.model.identity,
-                resolved.source,
-                resolved.plans,
-                held_protocols(definition, None),
-            ),
+            planned_config(definition, resolved.model.identity, resolved.source, resolved.plans),
             {g.name: list(g.members) for g in resolved.groups},
         )
         before = claim(folder, planned, execution.overwrite)
