@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from rolebench.errors import ConfigError, DataError, MissingDependency, ModelError, RoleBenchError
 
 if TYPE_CHECKING:
-    from rolebench.api import evaluate, judge, read_results, score
+    from rolebench.evaluation.api import evaluate, judge, read_results, score
     from rolebench.scoring.protocols import rouge_l
 
 __version__ = "0.2.0"
@@ -39,10 +39,10 @@ __all__ = [
 ]
 
 _LAZY = {
-    "evaluate": "rolebench.api",
-    "judge": "rolebench.api",
-    "score": "rolebench.api",
-    "read_results": "rolebench.api",
+    "evaluate": "rolebench.evaluation.api",
+    "judge": "rolebench.evaluation.api",
+    "score": "rolebench.evaluation.api",
+    "read_results": "rolebench.evaluation.api",
     "rouge_l": "rolebench.scoring.protocols",
 }
 

@@ -19,7 +19,7 @@ import pytest
 
 import rolebench
 from model_adapters import Generation, GenerationConfig, Request
-from rolebench.api import EVALUATE_OPTIONS
+from rolebench.evaluation.api import EVALUATE_OPTIONS
 from rolebench.judging.settings import JudgeSettings
 from rolebench.run.folder import read_results
 from tests.fake_openai import fake_openai  # noqa: F401 - fixture
@@ -136,7 +136,7 @@ def test_importing_rolebench_stays_light():
     import subprocess
     import sys
 
-    heavy = "('torch', 'transformers', 'rolebench.api')"
+    heavy = "('torch', 'transformers', 'rolebench.evaluation.api')"
     code = f"import sys, rolebench; print(sorted(m for m in {heavy} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -246,9 +246,10 @@ def test_the_sweep_builds_the_evaluate_options_that_rolebench_evaluate_builds(
 ):
     """Every `rolebench evaluate` option, set away from its default in a sweep file, reaches the run as
     it would through `rolebench evaluate --config FILE` (both read it into the same records with
-    `rolebench.api.split_options`; a new evaluate option fails this test until it is added here)."""
-    from rolebench.api import EVALUATE_OPTIONS
+    `rolebench.evaluation.api.split_options`; a new evaluate option fails this test until it is added
+    here)."""
     from rolebench.commands._sweep_file import load_sweep
+    from rolebench.evaluation.api import EVALUATE_OPTIONS
 
     prices = tmp_path / "prices.yaml"
     prices.write_text("gpt-4o: {input: 2.5, output: 10}\n")
@@ -292,7 +293,7 @@ def test_the_sweep_builds_the_evaluate_options_that_rolebench_evaluate_builds(
         built.append(args)
         raise KeyboardInterrupt  # stop `rolebench evaluate` right there
 
-    monkeypatch.setattr("rolebench.api.evaluate_definition", capture)
+    monkeypatch.setattr("rolebench.evaluation.api.evaluate_definition", capture)
     run_dir = tmp_path / "run"
     assert main(["evaluate", "--config", str(config), "--model", spec, "--output", str(run_dir)]) == 130
     definition, execution, judge, settings, _ = built[0]

@@ -94,14 +94,13 @@ def merged_model_args(options: dict[str, Any], entry: ModelEntry) -> dict[str, s
 def run_name(entry: ModelEntry, where: str, options: dict[str, Any]) -> str:
     """The model's run folder: its `name:`, else from its spec (and a few-shot method: one folder per
     method, as `rolebench evaluate` names them)."""
-    from rolebench.run.definition import default_output
-    from rolebench.run.elicitation import Elicitation
+    from rolebench.evaluation.api import default_run_folder
 
     try:
-        method = Elicitation.parse(options.get("elicitation"), options.get("shots"))
+        folder = default_run_folder(entry.spec, options.get("elicitation"), options.get("shots"))
     except (ConfigError, TypeError):
-        method = None  # a bad method is refused, naming it, when the options are read
-    name = entry.name or default_output(entry.spec, method).name
+        folder = default_run_folder(entry.spec)  # a bad method is refused, naming it, when options are read
+    name = entry.name or folder.name
     if not is_safe_name(name) or name in RESERVED_NAMES:
         raise ConfigError(
             f"run folder name {name!r} is not allowed",
@@ -143,8 +142,7 @@ def in_file(exc: RoleBenchError, where: str) -> ConfigError:
 def model_run(options: dict[str, Any], entry: ModelEntry, output: Path, where: str, file: Path) -> ModelRun:
     """One model's checked evaluate run (its spec, options and the file's options)."""
     from model_adapters import adapter_class
-    from rolebench.api import split_options
-    from rolebench.judging.run import prepare_judge
+    from rolebench.evaluation.api import checked_judge, split_options
     from rolebench.sweep.plan import ModelRun
     from rolebench.tasks.catalogue import resolve
 
@@ -160,12 +158,10 @@ def model_run(options: dict[str, Any], entry: ModelEntry, output: Path, where: s
         specs, _ = resolve(list(definition.tasks), tuple(Path(p) for p in definition.include_path))
     except RoleBenchError as exc:
         raise in_file(exc, where) from None
-    settings = judging.settings(definition, execution) if judging.judge else None
-    if judging.judge and settings is not None:
-        try:  # not the key or a local server: those are the Ray nodes' (a job checks them where it runs)
-            prepare_judge(judging.judge, settings, environment=False)
-        except ConfigError as exc:
-            raise in_file(exc, f"{file}: judge") from None
+    try:  # not the key or a local server: those are the Ray nodes' (a job checks them where it runs)
+        settings = checked_judge(judging, definition, execution)
+    except ConfigError as exc:
+        raise in_file(exc, f"{file}: judge") from None
     resources: dict[str, Any] = {"num_cpus": _number(entry.num_cpus), "num_gpus": _number(entry.num_gpus)}
     if entry.resources:
         resources["resources"] = dict(entry.resources)
@@ -193,7 +189,7 @@ def _number(value: float) -> float | int:
 
 def task_totals(run: ModelRun) -> dict[str, int]:
     """The samples of each task (the same for every model): the data is read and checked here."""
-    from rolebench.evaluation.pipeline import resolve_run
+    from rolebench.evaluation.api import plan_run
 
-    plans = resolve_run(run.definition, run.execution).plans
+    plans = plan_run(run.definition, run.execution).plans
     return {plan.spec.name: len(plan.samples) for plan in plans}

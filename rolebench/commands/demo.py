@@ -130,9 +130,9 @@ def rolebench_command() -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     from model_adapters.network import offline
-    from rolebench.api import evaluate
     from rolebench.commands._outcome import exit_code
     from rolebench.commands.evaluate import options_from_argv
+    from rolebench.evaluation.api import evaluate
     from rolebench.report.summary import summary_text
     from rolebench.run.folder import RunFolder
 

@@ -1,8 +1,8 @@
 """`rolebench evaluate`: generate answers for RoleBench tasks with a model, score them, write a run folder.
 
-A thin layer over `rolebench.evaluate` (rolebench/api.py): the flags are made from the settings records
-(`RunDefinition`, `Execution`, the judge's), a `--config` file is checked by the same records, and the
-summary is printed from the results it returns.
+A thin layer over `rolebench.evaluate` (rolebench/evaluation/api.py): the flags are made from the settings
+records (`RunDefinition`, `Execution`, the judge's), a `--config` file is checked by the same records, and
+the summary is printed from the results it returns.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def add_parser(subparsers: Subparsers) -> None:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from rolebench.api import EvaluateJudge
+    from rolebench.evaluation.api import EvaluateJudge
     from rolebench.run.definition import Execution, RunDefinition
 
     add_settings(p, RunDefinition, Execution)
@@ -42,7 +42,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def check_config(data: Mapping[str, Any], where: str) -> dict[str, Any]:
     """A `--config` file's options (or a sweep file's), checked by the settings records themselves."""
-    from rolebench.api import split_options
+    from rolebench.evaluation.api import split_options
 
     placeholders = {"model": "placeholder", "tasks": "placeholder"}
     split_options({**placeholders, **data}, where, flag_style=True)
@@ -51,7 +51,7 @@ def check_config(data: Mapping[str, Any], where: str) -> dict[str, Any]:
 
 def options_of(args: argparse.Namespace) -> dict[str, Any]:
     """`rolebench.evaluate`'s options from the parsed flags (the model and tasks included)."""
-    from rolebench.api import EVALUATE_OPTIONS
+    from rolebench.evaluation.api import EVALUATE_OPTIONS
 
     return settings_of(args, *EVALUATE_OPTIONS)
 
@@ -65,18 +65,17 @@ def options_from_argv(argv: list[str]) -> dict[str, Any]:
 
 def with_default_output(options: dict[str, Any]) -> dict[str, Any]:
     """The command line's run folder when none is given: runs/<model> (one folder per few-shot method)."""
-    from rolebench.run.definition import default_output
-    from rolebench.run.elicitation import Elicitation
+    from rolebench.evaluation.api import default_run_folder
 
     if options.get("output") is None:
-        method = Elicitation.parse(options.get("elicitation"), options.get("shots"))
-        options = {**options, "output": default_output(str(options["model"]), method)}
+        folder = default_run_folder(str(options["model"]), options.get("elicitation"), options.get("shots"))
+        options = {**options, "output": folder}
     return options
 
 
 def run(args: argparse.Namespace) -> int:
-    from rolebench.api import evaluate
     from rolebench.commands._outcome import exit_code, failure_detail, hidden_failure
+    from rolebench.evaluation.api import evaluate
     from rolebench.report.summary import summary_text
 
     for flag in ("model", "tasks"):
@@ -86,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
                 where="rolebench evaluate",
                 fix=f"give --{flag} on the command line or `{flag}:` in the --config file",
             )
-    from rolebench.api import split_options
+    from rolebench.evaluation.api import split_options
 
     options = with_default_output(options_of(args))
     definition, _, _ = split_options(

@@ -1,5 +1,5 @@
 """`rolebench judge`: judge (or re-judge) a run's saved generations against the RoleGPT baseline, or against
-another run's; a thin layer over `rolebench.judging` (rolebench/api.py)."""
+another run's; a thin layer over `rolebench.judging` (rolebench/evaluation/api.py)."""
 
 from __future__ import annotations
 
@@ -41,8 +41,8 @@ def add_parser(subparsers: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rolebench.api import judge
     from rolebench.commands._outcome import exit_code, failure_detail, hidden_failure
+    from rolebench.evaluation.api import judge
     from rolebench.judging.settings import JudgeSettings
     from rolebench.report.summary import failures, summary_text
 

@@ -1,4 +1,5 @@
-"""`rolebench report RUN_DIR`: a self-contained HTML page about one run."""
+"""`rolebench report RUN_DIR`: a self-contained HTML page about one run, its results derived again first
+(`rolebench.evaluation.api.refresh`)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ def add_parser(subparsers: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rolebench.evaluation.pipeline import refresh_results
+    from rolebench.evaluation.api import refresh
     from rolebench.report.page import write_report
     from rolebench.run.folder import RunFolder
 
@@ -31,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--worst must be 0 or more", where="--worst")
     folder = RunFolder(args.run_dir)
     with folder.lock():
-        refresh_results(folder)
+        refresh(folder)
         written = write_report(args.run_dir, args.out, args.worst)
     print(f"wrote {written}")
     return 0

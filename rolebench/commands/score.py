@@ -1,5 +1,5 @@
 """`rolebench score`: score a saved run again (adding a ROUGE-L protocol's numbers), without a model; a thin
-layer over `rolebench.score` (rolebench/api.py)."""
+layer over `rolebench.score` (rolebench/evaluation/api.py)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def add_parser(subparsers: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rolebench.api import score
+    from rolebench.evaluation.api import score
     from rolebench.report.summary import summary_text
 
     results = score(args.run_dir, args.protocol)

@@ -1,1 +1,2 @@
-"""`rolebench evaluate` and `rolebench score`: plan, generate, score, aggregate, write."""
+"""Evaluating a model on a benchmark, and the public API over it (`rolebench.evaluation.api`): plan,
+generate, score, repair, derive results.json."""

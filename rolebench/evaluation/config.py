@@ -1,8 +1,13 @@
 """How a run's numbers are made, as results.json's `config` says it: built from the run definition and
 what planning resolved (the tasks' files, the data read, the prompts), then the model's own info.
 
-Every run-wide block of the config (`run`, `generation`, `scoring`, `sampling`, `elicitation`,
-`bootstrap`) is written here from the one `RunDefinition`; nothing else lists the settings.
+The blocks known before generating (`run`, `model`, `data`, `tasks`, `prompt`, `elicitation`, `scoring`,
+`generation`, `limit`, `sampling`, `bootstrap`, `packages`, `command`) are built here by `planned_config`,
+from the one `RunDefinition` and the plans; `with_model_info` adds the model's info, `merged_config` joins
+a rerun's config to the folder's, `timings` adds the seconds. Elsewhere: deriving results.json writes
+`scoring` and `bootstrap` again from the same sources (`rolebench.evaluation.derive`), `rolebench score`
+records `rescored` (`rolebench.run.record`), the judge `judge`, `judges` and `versus`
+(`rolebench.judging.results`).
 """
 
 from __future__ import annotations
@@ -45,9 +50,9 @@ def planned_config(
     identity: dict[str, Any],
     source: DataSource,
     plans: Sequence[TaskPlan],
-    protocols: Sequence[ScoringProtocol],
 ) -> RunConfig:
-    """The config as known before generating (`with_model_info` adds the model's own info)."""
+    """The config as known before generating (`with_model_info` adds the model's own info); its scoring,
+    the protocols the definition holds (a `rolebench score` adds more to the folder's record)."""
     elicitation = definition.elicitation_method()
     return RunConfig(
         run=definition.record(),
@@ -61,7 +66,7 @@ def planned_config(
         tasks={p.spec.name: {**p.spec.describe(), "generation": decoding_record(p.config)} for p in plans},
         prompt={"template_hash": elicitation.template_hash()},
         elicitation=elicitation_config(definition, plans),
-        scoring=scoring_config(protocols),
+        scoring=scoring_config(held_protocols(definition, None)),
         generation=decoding_record(plans[0].config if plans else definition.decoding()),
         limit=definition.limit,
         sampling=None

@@ -1,4 +1,5 @@
-"""results.json, derived from what the run folder holds: the one function that writes it.
+"""results.json, derived from what the run folder holds: the one function that writes it, and the one file
+it writes.
 
 `derive_results` reads the run record (run.json: the definition, the config as planned, the groups), every
 samples file of the run's tasks, and every set of judgments (against the RoleGPT baseline, one per
@@ -7,28 +8,28 @@ merges into results.json or carries another command's fields over: `evaluate`, `
 write their own files (samples, judgments, the record), then call this. So none can drop another's
 results, and a damaged results.json is rebuilt by running any of them (or `rolebench score DIR`).
 
-A samples file that lacks a protocol the run holds (one `rolebench score` added) is scored and written
-again here. Tasks the record planned but that never finished (an interrupted first run) have no
-samples file and are not in the results until `evaluate` finishes them; a finished task's samples file
-that is missing or damaged is rebuilt from the generation store before this runs
-(`rolebench.evaluation.pipeline.restore_samples`).
+Reading never writes: a samples file that is lost, damaged, not the one the run wrote or lacking a protocol
+the run holds is mended before this runs, by the repair step a command asks for
+(`rolebench.evaluation.repair`); a file left unmended is scored here in memory, never written. Tasks the
+record planned but that never finished (an interrupted first run) have no samples file and are not in the
+results until `evaluate` finishes them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from rolebench.data.splits import get_split
 from rolebench.errors import DataError
 from rolebench.evaluation.config import held_protocols, scoring_config
-from rolebench.evaluation.records import add_scores
+from rolebench.evaluation.records import add_scores, fully_scored
 from rolebench.judging.results import judged_results
 from rolebench.results.provenance import now_iso
-from rolebench.results.schema import RunResults, SampleRecord
+from rolebench.results.schema import RunResults
 from rolebench.run.folder import RunFolder
 from rolebench.run.record import RunRecord
 from rolebench.scoring.aggregate import GroupDef, aggregate_run
 from rolebench.scoring.context import with_throughput
-from rolebench.scoring.protocols import ScoringProtocol
 
 
 def present_groups(groups: Mapping[str, Sequence[str]], tasks: Sequence[str]) -> list[GroupDef]:
@@ -44,25 +45,9 @@ def present_groups(groups: Mapping[str, Sequence[str]], tasks: Sequence[str]) ->
             known.add(name)
 
 
-def scored_samples(
-    folder: RunFolder, task: str, split: str, protocols: Sequence[ScoringProtocol], rescore: bool = False
-) -> tuple[list[SampleRecord], str]:
-    """A task's samples scored under every protocol held (written again when one was missing, or always
-    with `rescore`), and the digest of the file the numbers come from."""
-    rows = folder.read_samples(task)
-    if (
-        not rescore
-        and all(p.name in r.protocol_scores for r in rows for p in protocols)
-        and all(r.scores == r.protocol_scores.get(protocols[0].name) for r in rows)
-    ):
-        return rows, str(folder.samples_digest(task))
-    rows = add_scores(rows, split, protocols, protocols[0].name)
-    return rows, folder.write_samples(task, rows)
-
-
-def derive_results(folder: RunFolder, record: RunRecord, *, rescore: bool = False) -> RunResults:
-    """The run's results.json document, from the folder's files (see the module docstring); `rescore`:
-    score every answer again (`rolebench score`)."""
+def derive_results(folder: RunFolder, record: RunRecord) -> RunResults:
+    """The run's results.json document, from the folder's files (see the module docstring); it writes
+    nothing."""
     tasks = record.finished_tasks()
     if not tasks:
         raise DataError(
@@ -74,13 +59,10 @@ def derive_results(folder: RunFolder, record: RunRecord, *, rescore: bool = Fals
     splits = record.splits()
     records, digests = {}, {}
     for task in tasks:
-        changed = record.finished.get(task) != folder.samples_digest(task)  # not the file the run wrote
-        records[task], digests[task] = scored_samples(
-            folder, task, splits[task], protocols, rescore or changed
-        )
-        if record.finished.get(task) != digests[task]:
-            record.wrote(task, digests[task])
-            record.write(folder)
+        records[task], digests[task] = folder.read_samples(task), str(folder.samples_digest(task))
+        if record.finished.get(task) != digests[task] or not fully_scored(records[task], protocols):
+            # not scored as the run holds it (the repairs were not asked for): scored here, in memory
+            records[task] = add_scores(records[task], get_split(splits[task]), protocols, protocols[0].name)
     spec = record.definition.model
     caps = {task: record.max_new_tokens(task) for task in tasks}
     groups = present_groups(record.groups, tasks)
@@ -100,8 +82,8 @@ def derive_results(folder: RunFolder, record: RunRecord, *, rescore: bool = Fals
     return judged_results(derived, folder.judgment_sets(), records)
 
 
-def write_derived(folder: RunFolder, record: RunRecord, *, rescore: bool = False) -> RunResults:
-    """Derive results.json and write it (atomically); the document written."""
-    results = derive_results(folder, record, rescore=rescore)
+def write_derived(folder: RunFolder, record: RunRecord) -> RunResults:
+    """Derive results.json and write it (atomically), the one file it writes; the document written."""
+    results = derive_results(folder, record)
     folder.write_results(results)
     return results

@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from rolebench.data.samples import Sample
-from rolebench.data.splits import get_split
+from rolebench.data.splits import SplitDef
+from rolebench.evaluation.plan import TaskPlan
 from rolebench.results.schema import SampleRecord
 from rolebench.scoring.metrics import Scorable, score_samples
 from rolebench.scoring.protocols import ScoringProtocol
@@ -41,11 +42,19 @@ def sample_record(
     )
 
 
+def fully_scored(records: Sequence[SampleRecord], protocols: Sequence[ScoringProtocol]) -> bool:
+    """Whether every record holds every protocol's scores, the first protocol's (the headline) in
+    `scores`."""
+    return all(p.name in r.protocol_scores for r in records for p in protocols) and all(
+        r.scores == r.protocol_scores.get(protocols[0].name) for r in records
+    )
+
+
 def add_scores(
-    records: Sequence[SampleRecord], split: str, protocols: Sequence[ScoringProtocol], headline: str
+    records: Sequence[SampleRecord], spec: SplitDef, protocols: Sequence[ScoringProtocol], headline: str
 ) -> list[SampleRecord]:
-    """The records with every protocol's scores added (others kept) and the headline ones in `scores`."""
-    spec = get_split(split)
+    """The records of a task of split `spec` with every protocol's scores added (others kept) and the
+    headline ones in `scores`."""
     scorable = [Scorable(r.output, r.references, r.raw_answer) for r in records]
     by_protocol = {p.name: score_samples(p, spec.kind, spec.language, scorable) for p in protocols}
     scored = []
@@ -60,3 +69,19 @@ def add_scores(
             )
         )
     return scored
+
+
+def scored_records(
+    plans: Sequence[TaskPlan],
+    outputs: Sequence[dict[str, dict[str, Any]]],
+    protocols: Sequence[ScoringProtocol],
+) -> dict[str, list[SampleRecord]]:
+    """Every sample of the tasks run now, scored under every protocol the run holds."""
+    records: dict[str, list[SampleRecord]] = {}
+    for plan, generated in zip(plans, outputs, strict=True):
+        unscored = [
+            sample_record(s, r.messages, generated[r.id], n)
+            for s, r, n in zip(plan.samples, plan.requests, plan.shots, strict=True)
+        ]
+        records[plan.spec.name] = add_scores(unscored, plan.spec.split, protocols, protocols[0].name)
+    return records

@@ -166,7 +166,6 @@ class RunConfig(BaseModel):
     timings: dict[str, float] = {}
     command: str = ""
     rescored: dict[str, Any] | None = None
-    rebuilt: dict[str, Any] | None = None  # when results.json was rebuilt from the run's saved files
 
     _bootstrap = field_validator("bootstrap")(check_bootstrap)
 

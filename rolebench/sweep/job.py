@@ -17,9 +17,9 @@ from typing import Any
 
 from model_adapters.parallel import replica_resources
 from model_adapters.ray_runtime import where_am_i
-from rolebench.api import evaluate_definition
 from rolebench.cached_model import CachedModel
 from rolebench.errors import RoleBenchError, first_line
+from rolebench.evaluation.api import evaluate_definition
 from rolebench.evaluation.generate import generation_key
 from rolebench.evaluation.pipeline import resolve_run
 from rolebench.report.summary import failures

@@ -75,7 +75,7 @@ class EvaluateSection(Section):
         model option the evaluated backends (`schemes`: `hf`, `peft`) do not take."""
         from model_adapters.interface import AdapterBase
         from model_adapters.registry import backend
-        from rolebench.api import split_options
+        from rolebench.evaluation.api import split_options
         from rolebench.tasks.catalogue import resolve
 
         options = self.options()

@@ -124,7 +124,7 @@ def evaluate_models(
     """`rolebench evaluate` of each `label: (model spec, run folder)` with the same settings (and the
     elicitation method trained with; zero-shot by default): label -> RunResults (nothing when
     evaluation is off or names no task)."""
-    from rolebench.api import evaluate_definition, split_options
+    from rolebench.evaluation.api import evaluate_definition, split_options
 
     if not settings.enabled or not settings.tasks:
         return {}
