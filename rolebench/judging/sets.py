@@ -14,7 +14,6 @@ answers are the ones it judged.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -25,8 +24,7 @@ from rolebench.judging.config import JudgeConfig
 from rolebench.judging.outcomes import failure_line
 from rolebench.judging.settings import JudgeSettings
 from rolebench.results.io import read_results_file
-from rolebench.run.folder import JUDGE_FILE, JudgmentSet, RunFolder, slug
-from rolebench.storage.files import write_json_atomic
+from rolebench.run.folder import JudgmentSet, RunFolder, slug
 from rolebench.storage.records import content_key
 
 
@@ -156,8 +154,4 @@ def adopt_legacy(folder: RunFolder) -> None:
         meta.setdefault("spec", "unknown judge (judged by an older rolebench)")
         key = content_key("legacy-judgments", str(judgments.folder), meta.get("judged_at"))
         meta["key"] = key
-        target = judge_set(folder, str(meta["spec"]), key, judgments.opponent)
-        target.folder.mkdir(parents=True, exist_ok=True)
-        for path in judgments.folder.glob("*.jsonl"):
-            os.replace(path, target.folder / path.name)
-        write_json_atomic(target.folder / JUDGE_FILE, meta)
+        judge_set(folder, str(meta["spec"]), key, judgments.opponent).take_files(judgments, meta)

@@ -73,9 +73,14 @@ class JudgmentSet:
     opponent: str | None = None
     legacy: bool = False  # judgments written before judge folders existed (their meta is in results.json)
 
+    @property
+    def meta_path(self) -> Path:
+        """judge.json: how these judgments were made."""
+        return self.folder / JUDGE_FILE
+
     def meta(self) -> dict[str, Any] | None:
         """judge.json: how these judgments were made (None: none written)."""
-        path = self.folder / JUDGE_FILE
+        path = self.meta_path
         if not path.is_file():
             return None
         data = read_json(path)
@@ -110,7 +115,15 @@ class JudgmentSet:
         for task, task_lines in lines.items():
             write_jsonl_atomic(self.path_of(task), task_lines)
             digests[task] = file_sha256(self.path_of(task))
-        write_json_atomic(self.folder / JUDGE_FILE, {**meta, "sha256": digests})
+        write_json_atomic(self.meta_path, {**meta, "sha256": digests})
+
+    def take_files(self, other: JudgmentSet, meta: dict[str, Any]) -> None:
+        """Move the judgments files of `other` (a set an older rolebench wrote) into this set's folder,
+        with `meta` as its judge.json, written as given."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        for path in other.folder.glob("*.jsonl"):
+            os.replace(path, self.folder / path.name)
+        write_json_atomic(self.meta_path, meta)
 
 
 class RunFolder:
@@ -144,8 +157,12 @@ class RunFolder:
     def report_path(self) -> Path:
         return self.path / REPORT_FILE
 
+    @property
+    def samples_dir(self) -> Path:
+        return self.path / SAMPLES_DIR
+
     def samples_path(self, task: str) -> Path:
-        return self.path / SAMPLES_DIR / f"{check_task_name(task, str(self.path))}.jsonl"
+        return self.samples_dir / f"{check_task_name(task, str(self.path))}.jsonl"
 
     # the lock -------------------------------------------------------------------------------------
 
@@ -236,7 +253,7 @@ class RunFolder:
     def clean_temporary_files(self) -> list[Path]:
         """Remove the temporary files interrupted writes left (call under the lock)."""
         removed = []
-        folders = [self.path, self.path / SAMPLES_DIR, *self._judgment_folders()]
+        folders = [self.path, self.samples_dir, *self._judgment_folders()]
         for folder in folders:
             if folder.is_dir():
                 for path in folder.iterdir():
@@ -268,7 +285,7 @@ class RunFolder:
 
     def sample_tasks(self) -> list[str]:
         """The tasks with a samples file."""
-        folder = self.path / SAMPLES_DIR
+        folder = self.samples_dir
         return sorted(p.stem for p in folder.glob("*.jsonl")) if folder.is_dir() else []
 
     def read_samples(self, task: str) -> list[SampleRecord]:

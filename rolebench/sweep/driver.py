@@ -190,7 +190,7 @@ def run_sweep(
     state.save()
     outcome.state_file = state.path
     if leaderboard:
-        finished = [run.run_dir for run in plan.runs if (run.run_dir / "results.json").is_file()]
+        finished = [run.run_dir for run in plan.runs if run.folder.results_path.is_file()]
         if finished:
             build_leaderboard(finished, output / LEADERBOARD_DIR)
             outcome.leaderboard = output / LEADERBOARD_DIR

@@ -15,6 +15,7 @@ from typing import Any
 
 from rolebench.judging.settings import JudgeSettings
 from rolebench.run.definition import Execution, RunDefinition
+from rolebench.run.folder import RunFolder
 from rolebench.storage.records import content_key
 
 # judge settings that never change a verdict
@@ -39,6 +40,10 @@ class ModelRun:
     def run_dir(self) -> Path:
         assert self.execution.output is not None  # noqa: S101 - load_sweep always sets it
         return self.execution.output
+
+    @property
+    def folder(self) -> RunFolder:
+        return RunFolder(self.run_dir)
 
     @property
     def spec(self) -> str:
