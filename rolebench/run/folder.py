@@ -25,7 +25,7 @@ import re
 import shutil
 import sqlite3
 from collections.abc import Iterator, Sequence
-from contextlib import closing, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,13 +38,14 @@ from rolebench.results.io import check_task_name, read_judgments_file, read_resu
 from rolebench.results.schema import RunResults, SampleRecord
 from rolebench.storage.files import write_json_atomic, write_jsonl_atomic
 from rolebench.storage.jsonl import read_json
-from rolebench.storage.records import RecordStore
+from rolebench.storage.records import RecordStore, count_records
 
 RUN_FILE = "run.json"
 RESULTS_FILE = "results.json"
 SAMPLES_DIR = "samples"
 GENERATIONS_FILE = "generations.sqlite"
 GENERATIONS_TABLE = "generations"
+ANSWER_FIELD = "output"  # the field of a stored answer that holds its text (`cached_model.answer_record`)
 JUDGMENTS_DIR = "judgments"
 VERSUS_DIR = "versus"
 JUDGE_FILE = "judge.json"
@@ -269,7 +270,7 @@ class RunFolder:
             if path.name in (LOCK_FILE, RUN_FILE) or path.name.endswith(("-wal", "-shm", "-journal")):
                 continue
             if path.suffix == ".sqlite":
-                if _records(path) > 0:
+                if _answers(path) > 0:
                     return True
                 continue
             return True
@@ -362,6 +363,13 @@ class RunFolder:
     def generation_store(self) -> RecordStore:
         return RecordStore(self.generations_path, GENERATIONS_TABLE)
 
+    def stored_answers(self) -> int | None:
+        """The answers in the generation store (None: no store yet), read while `evaluate` may be writing
+        it: a sweep's progress. An item answered with no text (a baseline's missing answer) counts."""
+        if not self.generations_path.is_file():
+            return None
+        return count_records(self.generations_path, ANSWER_FIELD, GENERATIONS_TABLE, null_too=True)
+
     # judgments -------------------------------------------------------------------------------------
 
     def judgment_set(self, judge: str, opponent: str | None = None) -> JudgmentSet:
@@ -402,14 +410,11 @@ def _holds(lock: FileLock, path: Path) -> bool:
         return False
 
 
-def _records(path: Path) -> int:
-    """Records over every table of an SQLite file that hold an answer (a stored text); the model's
+def _answers(path: Path) -> int:
+    """Records over every table of a store file that hold an answer (a stored text); the model's
     description and items with no answer do not count. A damaged file counts as worth keeping."""
     try:
-        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
-            tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-            query = "SELECT COUNT(*) FROM \"{}\" WHERE json_extract(record, '$.output') IS NOT NULL"
-            return sum(int(db.execute(query.format(name)).fetchone()[0]) for name in tables)
+        return count_records(path, ANSWER_FIELD)
     except sqlite3.Error:
         return 1
 

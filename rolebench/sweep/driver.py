@@ -93,7 +93,8 @@ class Watch:
                 "name": f"rolebench-sweep:{run.name}",
                 **run.resources,
             }
-            self.pending[task.options(**options).remote(run, self.monitor)] = run
+            totals = {name: self.plan.totals.get(name, 0) for name in run.tasks}
+            self.pending[task.options(**options).remote(run, totals, self.monitor)] = run
             self.state.submitted(run)
         self.state.save()
 
