@@ -49,9 +49,6 @@ class ModelRun:
     def spec(self) -> str:
         return self.definition.model
 
-    def job_ids(self) -> list[str]:
-        return [job_id(self.name, task) for task in self.tasks]
-
     def key(self) -> str:
         """A digest of everything that decides this run's results: a finished run with the same key is
         not run again."""
