@@ -157,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
     total = results.config.timings.get("total_s")
     print(
         f"\n{sum(t.n_generated for t in results.results.values())} answers in {total} s; results: "
-        f"{args.output / 'results.json'}; the same job (it reuses every stored answer): "
+        f"{RunFolder(args.output).results_path}; the same job (it reuses every stored answer): "
         f"{shlex.join([*rolebench_command(), 'evaluate', *argv])}"
     )
     return exit_code(results)

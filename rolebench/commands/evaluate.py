@@ -77,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
     from rolebench.commands._outcome import exit_code, failure_detail, hidden_failure
     from rolebench.evaluation.api import evaluate
     from rolebench.report.summary import summary_text
+    from rolebench.run.folder import RunFolder
 
     for flag in ("model", "tasks"):
         if not getattr(args, flag, None):
@@ -98,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     failed = failure_detail(Path(options["output"]), results.config.judge) if options.get("judge") else None
     if failed:
         print(f"\njudge {options['judge']}: {failed}")
-    print(f"\nresults: {Path(options['output']) / 'results.json'}")
+    print(f"\nresults: {RunFolder(options['output']).results_path}")
     hidden = hidden_failure(results.config.judge, failed) if options.get("judge") else None
     if hidden:
         print(f"rolebench: {hidden}", file=sys.stderr)

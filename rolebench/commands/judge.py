@@ -45,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
     from rolebench.evaluation.api import judge
     from rolebench.judging.settings import JudgeSettings
     from rolebench.report.summary import failures, summary_text
+    from rolebench.run.folder import RunFolder
 
     options = settings_of(args, JudgeSettings)
     JudgeSettings.read(options, "rolebench judge", flag_style=True)  # one line naming the flag
@@ -64,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(summary_text(results))
         if name is not None:
-            print(f'\nagainst {name}: results[task]["versus"] in {args.run_dir / "results.json"}')
+            print(f'\nagainst {name}: results[task]["versus"] in {RunFolder(args.run_dir).results_path}')
         print(
             f"\njudge {args.judge}: {spent_line(block or {})}"
             + (f"\njudge {args.judge}: {failed}" if failed else "")

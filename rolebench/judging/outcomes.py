@@ -21,7 +21,7 @@ from rolebench.judging.calls import Slot
 from rolebench.judging.length_control import length_controlled
 from rolebench.judging.parse import Verdict
 from rolebench.results.schema import SampleRecord
-from rolebench.run.folder import JudgmentSet
+from rolebench.run.judgments import JudgmentSet
 from rolebench.scoring.stats import bootstrap_ci, mean
 
 Preference = Literal["model", "baseline", "tie"]

@@ -4,7 +4,7 @@ A judge is identified by everything that changes its verdicts: its model identit
 weights), the endpoint it answers at (two servers behind one model name are two judges: a server that
 answered nonsense never stands in for another), and its judge file (templates, parser, orders,
 decoding, retries). An opponent run is identified by its run definition and the digests of the samples
-it was judged on. Each (opponent, judge) gets its own folder (`rolebench.run.folder.JudgmentSet`), so
+it was judged on. Each (opponent, judge) gets its own folder (`rolebench.run.judgments.JudgmentSet`), so
 two opponents or two judges never mix.
 
 A new pass never makes a result worse: a pair that was judged keeps its verdict when the new pass did
@@ -14,7 +14,6 @@ answers are the ones it judged.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -25,8 +24,9 @@ from rolebench.judging.config import JudgeConfig
 from rolebench.judging.outcomes import failure_line
 from rolebench.judging.settings import JudgeSettings
 from rolebench.results.io import read_results_file
-from rolebench.run.folder import JUDGE_FILE, JudgmentSet, RunFolder, slug
-from rolebench.storage.files import write_json_atomic
+from rolebench.run.folder import RunFolder
+from rolebench.run.judgments import JudgmentSet
+from rolebench.run.layout import slug
 from rolebench.storage.records import content_key
 
 
@@ -156,8 +156,4 @@ def adopt_legacy(folder: RunFolder) -> None:
         meta.setdefault("spec", "unknown judge (judged by an older rolebench)")
         key = content_key("legacy-judgments", str(judgments.folder), meta.get("judged_at"))
         meta["key"] = key
-        target = judge_set(folder, str(meta["spec"]), key, judgments.opponent)
-        target.folder.mkdir(parents=True, exist_ok=True)
-        for path in judgments.folder.glob("*.jsonl"):
-            os.replace(path, target.folder / path.name)
-        write_json_atomic(target.folder / JUDGE_FILE, meta)
+        judge_set(folder, str(meta["spec"]), key, judgments.opponent).take_files(judgments, meta)

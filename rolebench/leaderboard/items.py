@@ -24,7 +24,7 @@ import numpy.typing as npt
 
 from rolebench.errors import DataError
 from rolebench.results.schema import RunResults
-from rolebench.run.folder import SAMPLES_DIR, RunFolder
+from rolebench.run.folder import RunFolder
 from rolebench.storage.files import write_text_atomic
 from rolebench.storage.jsonl import parse_json, read_json
 
@@ -124,7 +124,7 @@ def read_item_scores(results_file: Path, results: RunResults) -> RunScores:
         digest = result.samples_sha256
         if not digest:
             continue
-        source = RunFolder(folder).samples_path(task) if (folder / SAMPLES_DIR).is_dir() else None
+        source = RunFolder(folder).samples_path(task) if RunFolder(folder).samples_dir.is_dir() else None
         data = source.read_bytes() if source is not None and source.is_file() else b""
         if source is not None and hashlib.sha256(data).hexdigest() == digest:  # what results.json is from
             found[task] = _from_samples(source, data.decode("utf-8"), result.split, digest)

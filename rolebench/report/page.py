@@ -30,7 +30,6 @@ from rolebench.templating import html_environment
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 REPORT_TEMPLATE = "report.html.j2"
-REPORT_FILE = "report.html"
 DEFAULT_WORST = 10
 _COLORS = {m.key: m.color for m in METRICS}
 
@@ -286,6 +285,6 @@ def render_report(run_dir: Path, worst: int = DEFAULT_WORST) -> str:
 
 def write_report(run_dir: Path, out: Path | None = None, worst: int = DEFAULT_WORST) -> Path:
     """Write the report (default DIR/report.html) atomically and return its path."""
-    target = Path(out) if out is not None else Path(run_dir) / REPORT_FILE
+    target = Path(out) if out is not None else RunFolder(run_dir).report_path
     write_text_atomic(target, render_report(Path(run_dir), worst))
     return target

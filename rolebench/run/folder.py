@@ -1,116 +1,73 @@
-"""A run folder: every file name of it, its lock, and reading and writing each of its files.
+"""A run folder: the paths of its files, its lock, and reading and writing each of its files.
 
-```
-DIR/run.json                     the run record: its definition and config as planned (written first)
-DIR/results.json                 derived from the files below by one function (rolebench.evaluation.derive)
-DIR/samples/<task>.jsonl         one scored SampleRecord per sample, in dataset order
-DIR/generations.sqlite           every answer as it arrived (resume; samples files are rebuilt from it)
-DIR/judgments/<judge>/           against the RoleGPT baseline, one folder per judge: judge.json + <task>.jsonl
-DIR/judgments/versus/<run>/<judge>/   against another run (`judge --against`), one folder per opponent
-DIR/report.html                  `rolebench report`
-DIR/.rolebench.lock              one command at a time
-```
-
-`RunFolder` is the one place these names are spelled. Writes are atomic; reads validate (a damaged
-file is one DataError naming it). `lock()` holds the folder for one command: a second command waits up
-to `WAIT_S` seconds, then is refused in one line; temporary files an interrupted write left are removed
-under the lock; a folder the command created is removed again (still under the lock) when it fails
-before storing anything, and a command that waited for it makes it again (or, reading, says it is gone).
+`RunFolder` is what every other module asks for a run folder's paths: the names are spelled once, in
+`rolebench.run.layout` (where the folder's layout is drawn), the judgment folders' files are handled by
+`rolebench.run.judgments`, the lock by `rolebench.run.lock`, and the generation store's tables by
+`rolebench.storage.records`. Writes are atomic; reads validate (a damaged file is one DataError naming
+it). `lock()` holds the folder for one command: a second command waits up to `WAIT_S` seconds, then is
+refused in one line; temporary files an interrupted write left are removed under the lock; a folder the
+command created is removed again (still under the lock) when it fails before storing anything.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import sqlite3
 from collections.abc import Iterator, Sequence
-from contextlib import closing, contextmanager
-from dataclasses import dataclass
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock, Timeout
-
 from model_adapters.files import file_sha256
-from rolebench.errors import ConfigError, DataError
-from rolebench.results.io import check_task_name, read_judgments_file, read_results_file, read_samples_file
+from rolebench.errors import DataError
+from rolebench.results.io import check_task_name, read_results_file, read_samples_file
 from rolebench.results.schema import RunResults, SampleRecord
+from rolebench.run.judgments import JudgmentSet, judgment_folders, judgment_set_folder, judgment_sets
+from rolebench.run.layout import (
+    ANSWER_FIELD,
+    GENERATIONS_FILE,
+    GENERATIONS_TABLE,
+    JUDGE_FILE,
+    JUDGMENTS_DIR,
+    LOCK_FILE,
+    REPORT_FILE,
+    RESULTS_FILE,
+    RUN_FILE,
+    RUN_FILES,
+    SAMPLES_DIR,
+    STORE_FILES,
+    VERSUS_DIR,
+    slug,
+)
+from rolebench.run.lock import FolderLock
 from rolebench.storage.files import write_json_atomic, write_jsonl_atomic
 from rolebench.storage.jsonl import read_json
-from rolebench.storage.records import RecordStore
+from rolebench.storage.records import RecordStore, count_records
 
-RUN_FILE = "run.json"
-RESULTS_FILE = "results.json"
-SAMPLES_DIR = "samples"
-GENERATIONS_FILE = "generations.sqlite"
-GENERATIONS_TABLE = "generations"
-JUDGMENTS_DIR = "judgments"
-VERSUS_DIR = "versus"
-JUDGE_FILE = "judge.json"
-REPORT_FILE = "report.html"
-LOCK_FILE = ".rolebench.lock"
-MAX_TAKES = 5  # a folder removed while waiting for it, made again and locked: this many tries
-WAIT_S = 10.0
-STORE_FILES = (GENERATIONS_FILE, f"{GENERATIONS_FILE}-wal", f"{GENERATIONS_FILE}-shm")
-RUN_FILES = (RESULTS_FILE, RUN_FILE, SAMPLES_DIR, JUDGMENTS_DIR, REPORT_FILE)
+__all__ = [  # the layout's names, and the judgment sets, reach callers through this module too
+    "GENERATIONS_FILE",
+    "JUDGE_FILE",
+    "JUDGMENTS_DIR",
+    "LOCK_FILE",
+    "REPORT_FILE",
+    "RESULTS_FILE",
+    "RUN_FILE",
+    "SAMPLES_DIR",
+    "VERSUS_DIR",
+    "WAIT_S",
+    "JudgmentSet",
+    "RunFolder",
+    "read_results",
+    "read_samples",
+    "slug",
+    "write_results",
+    "write_samples",
+]
+
+WAIT_S = 10.0  # how long a command waits for another one holding the folder
 # What `rolebench.storage.files.write_text_atomic` names its temporary files: ".<name>.<random>".
 _TEMPORARY = re.compile(r"^\.[^/]+\.(?:json|jsonl|html|md|csv|tex)\.[A-Za-z0-9_]{6,}$")
-_SLUG = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-def slug(text: str) -> str:
-    """A file-safe name for `text` (letters, digits, `.`, `_`, `-`)."""
-    return _SLUG.sub("_", text).strip("_.") or "unnamed"
-
-
-@dataclass(frozen=True)
-class JudgmentSet:
-    """One folder of judgments: a judge's verdicts on the run's answers against the RoleGPT baseline
-    (`opponent` None) or against another run's answers (`opponent`: that run's folder name here)."""
-
-    folder: Path
-    opponent: str | None = None
-    legacy: bool = False  # judgments written before judge folders existed (their meta is in results.json)
-
-    def meta(self) -> dict[str, Any] | None:
-        """judge.json: how these judgments were made (None: none written)."""
-        path = self.folder / JUDGE_FILE
-        if not path.is_file():
-            return None
-        data = read_json(path)
-        if not isinstance(data, dict):
-            raise DataError("a judge.json is not a JSON object", where=str(path), fix="run the judge again")
-        return data
-
-    def tasks(self) -> list[str]:
-        return sorted(p.stem for p in self.folder.glob("*.jsonl")) if self.folder.is_dir() else []
-
-    def path_of(self, task: str) -> Path:
-        return self.folder / f"{check_task_name(task, str(self.folder))}.jsonl"
-
-    def lines(self, task: str) -> list[dict[str, Any]]:
-        """A task's judgment lines, checked (`rolebench.results.io.read_judgments_file`: the digest
-        judge.json records, one verdict per pair, known values); one DataError naming what fails."""
-        meta = self.meta() or {}
-        digest = (meta.get("sha256") or {}).get(task) if isinstance(meta.get("sha256"), dict) else None
-        judge = meta.get("spec") or "SPEC"
-        fix = (
-            f"judge again (`rolebench judge RUN --judge {judge}` writes the file again from the judgment "
-            "cache), or move the file aside"
-        )
-        return read_judgments_file(self.path_of(task), digest if isinstance(digest, str) else None, fix)
-
-    def write(self, lines: dict[str, list[dict[str, Any]]], meta: dict[str, Any]) -> None:
-        """Each task's lines, then judge.json with every file's sha256 (atomically, each)."""
-        try:
-            digests = dict((self.meta() or {}).get("sha256") or {})
-        except DataError:  # a damaged judge.json is replaced
-            digests = {}
-        for task, task_lines in lines.items():
-            write_jsonl_atomic(self.path_of(task), task_lines)
-            digests[task] = file_sha256(self.path_of(task))
-        write_json_atomic(self.folder / JUDGE_FILE, {**meta, "sha256": digests})
 
 
 class RunFolder:
@@ -141,102 +98,42 @@ class RunFolder:
         return self.path / JUDGMENTS_DIR
 
     @property
+    def lock_path(self) -> Path:
+        return self.path / LOCK_FILE
+
+    @property
     def report_path(self) -> Path:
         return self.path / REPORT_FILE
 
+    @property
+    def samples_dir(self) -> Path:
+        return self.path / SAMPLES_DIR
+
     def samples_path(self, task: str) -> Path:
-        return self.path / SAMPLES_DIR / f"{check_task_name(task, str(self.path))}.jsonl"
+        return self.samples_dir / f"{check_task_name(task, str(self.path))}.jsonl"
 
     # the lock -------------------------------------------------------------------------------------
 
     @contextmanager
     def lock(self, *, create: bool = False, wait_s: float | None = None) -> Iterator[RunFolder]:
         """Hold the folder for one command (creating it when `create`); refuse in one line if it stays
-        busy. A folder created here is removed again if the command fails before storing anything."""
-        if self.path.exists() and not self.path.is_dir():
-            raise ConfigError(
-                f"{self.path} is a file, not a run folder", where=str(self.path), fix="choose a folder"
-            )
-        blocking = next((p for p in self.path.parents if p.exists() and not p.is_dir()), None)
-        if create and blocking is not None:
-            raise ConfigError(
-                f"{blocking} is a file, so no run folder can be made under it",
-                where=str(self.path),
-                fix="choose a folder whose parents are folders",
-            )
-        created = not self.path.exists()
-        if created and not create:
-            raise DataError(
-                "no such run folder",
-                where=str(self.path),
-                fix="pass a folder written by `rolebench evaluate`",
-            )
+        busy (`WAIT_S` seconds unless `wait_s`). Temporary files interrupted writes left are removed; a
+        folder created here is removed again if the command fails before storing anything."""
         wait_s = WAIT_S if wait_s is None else wait_s
-        lock, created = self._take(created, create, wait_s)
-        succeeded = False
-        try:
-            self.clean_temporary_files()
+        held = FolderLock(self.path, self.lock_path)
+        with held.hold(
+            create=create, wait_s=wait_s, tidy=self.clean_temporary_files, worth_keeping=self.holds_answers
+        ):
             yield self
-            succeeded = True
-        finally:
-            # removed while still held: a command waiting on this lock then finds the folder gone
-            if created and not succeeded and not self.holds_answers():
-                shutil.rmtree(self.path, ignore_errors=True)
-            lock.release()
-
-    def _take(self, created: bool, create: bool, wait_s: float) -> tuple[FileLock, bool]:
-        """The folder's lock, held; and whether this command created the folder. A folder removed while
-        this command waited (a failing command removes the folder it created) is made again when
-        `create`, else refused in one line."""
-        for _ in range(MAX_TAKES):
-            self.path.mkdir(parents=True, exist_ok=True)
-            lock = FileLock(str(self.path / LOCK_FILE), is_singleton=False, thread_local=False)
-            try:
-                lock.acquire(timeout=wait_s)
-            except Timeout:
-                raise ConfigError(
-                    "another rolebench command is using this run folder",
-                    where=str(self.path),
-                    fix=f"wait for it to finish (waited {wait_s:.0f} s), or use another folder",
-                ) from None
-            except FileNotFoundError:  # removed between mkdir and opening the lock file
-                pass
-            else:
-                if _holds(lock, self.path / LOCK_FILE):
-                    return lock, created
-                lock.release()  # the folder was removed while this command waited for it
-            if not create:
-                raise DataError(
-                    "no such run folder (the command that created it failed and removed it)",
-                    where=str(self.path),
-                    fix="pass a folder written by `rolebench evaluate`",
-                )
-            created = True
-        raise ConfigError(  # pragma: no cover - a folder removed again and again by others
-            "this run folder keeps being removed by other commands",
-            where=str(self.path),
-            fix="run one command at a time on it",
-        )
 
     def wait_until_free(self, wait_s: float) -> None:
         """Wait while another process holds the folder (take it with `lock` right after)."""
-        if not (self.path / LOCK_FILE).is_file():
-            return
-        lock = FileLock(str(self.path / LOCK_FILE), is_singleton=False, thread_local=False)
-        try:
-            lock.acquire(timeout=wait_s)
-        except Timeout:
-            raise ConfigError(
-                f"another rolebench command has held this run folder for {wait_s:.0f} s",
-                where=str(self.path),
-                fix="wait for it to finish, then run the command again",
-            ) from None
-        lock.release()
+        FolderLock(self.path, self.lock_path).wait_until_free(wait_s)
 
     def clean_temporary_files(self) -> list[Path]:
         """Remove the temporary files interrupted writes left (call under the lock)."""
         removed = []
-        folders = [self.path, self.path / SAMPLES_DIR, *self._judgment_folders()]
+        folders = [self.path, self.samples_dir, *judgment_folders(self.judgments_dir)]
         for folder in folders:
             if folder.is_dir():
                 for path in folder.iterdir():
@@ -252,7 +149,7 @@ class RunFolder:
             if path.name in (LOCK_FILE, RUN_FILE) or path.name.endswith(("-wal", "-shm", "-journal")):
                 continue
             if path.suffix == ".sqlite":
-                if _records(path) > 0:
+                if _answers(path) > 0:
                     return True
                 continue
             return True
@@ -268,7 +165,7 @@ class RunFolder:
 
     def sample_tasks(self) -> list[str]:
         """The tasks with a samples file."""
-        folder = self.path / SAMPLES_DIR
+        folder = self.samples_dir
         return sorted(p.stem for p in folder.glob("*.jsonl")) if folder.is_dir() else []
 
     def read_samples(self, task: str) -> list[SampleRecord]:
@@ -345,54 +242,29 @@ class RunFolder:
     def generation_store(self) -> RecordStore:
         return RecordStore(self.generations_path, GENERATIONS_TABLE)
 
+    def stored_answers(self) -> int | None:
+        """The answers in the generation store (None: no store yet), read while `evaluate` may be writing
+        it: a sweep's progress. An item answered with no text (a baseline's missing answer) counts."""
+        if not self.generations_path.is_file():
+            return None
+        return count_records(self.generations_path, ANSWER_FIELD, GENERATIONS_TABLE, null_too=True)
+
     # judgments -------------------------------------------------------------------------------------
 
     def judgment_set(self, judge: str, opponent: str | None = None) -> JudgmentSet:
         """The folder of one judge's judgments (`judge`, `opponent`: file-safe names, see `slug`)."""
-        base = self.judgments_dir if opponent is None else self.judgments_dir / VERSUS_DIR / opponent
-        return JudgmentSet(base / judge, opponent)
+        return judgment_set_folder(self.judgments_dir, judge, opponent)
 
     def judgment_sets(self) -> list[JudgmentSet]:
         """Every set of judgments the folder holds, those written by an older rolebench included."""
-        root = self.judgments_dir
-        if not root.is_dir():
-            return []
-        found = [JudgmentSet(root, None, legacy=True)] if any(root.glob("*.jsonl")) else []
-        for folder in sorted(p for p in root.iterdir() if p.is_dir() and p.name != VERSUS_DIR):
-            found.append(JudgmentSet(folder, None))
-        versus = root / VERSUS_DIR
-        for opponent in sorted(p for p in versus.iterdir() if p.is_dir()) if versus.is_dir() else []:
-            if any(opponent.glob("*.jsonl")):
-                found.append(JudgmentSet(opponent, opponent.name, legacy=True))
-            found += [
-                JudgmentSet(f, opponent.name) for f in sorted(p for p in opponent.iterdir() if p.is_dir())
-            ]
-        return found
-
-    def _judgment_folders(self) -> list[Path]:
-        root = self.judgments_dir
-        if not root.is_dir():
-            return []
-        return [root, *(p for p in root.rglob("*") if p.is_dir())]
+        return judgment_sets(self.judgments_dir)
 
 
-def _holds(lock: FileLock, path: Path) -> bool:
-    """Whether the file `lock` holds is still the one at `path` (not a lock file removed meanwhile)."""
-    fd = lock._context.lock_file_fd  # filelock's open descriptor of the file it locked
-    try:
-        return fd is not None and os.path.samestat(os.fstat(fd), os.stat(path))
-    except OSError:
-        return False
-
-
-def _records(path: Path) -> int:
-    """Records over every table of an SQLite file that hold an answer (a stored text); the model's
+def _answers(path: Path) -> int:
+    """Records over every table of a store file that hold an answer (a stored text); the model's
     description and items with no answer do not count. A damaged file counts as worth keeping."""
     try:
-        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
-            tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-            query = "SELECT COUNT(*) FROM \"{}\" WHERE json_extract(record, '$.output') IS NOT NULL"
-            return sum(int(db.execute(query.format(name)).fetchone()[0]) for name in tables)
+        return count_records(path, ANSWER_FIELD)
     except sqlite3.Error:
         return 1
 

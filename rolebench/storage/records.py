@@ -3,6 +3,10 @@
 Keys are content hashes (`content_key`) of everything that determines a record (model identity,
 decoding settings, the exact messages), so an interrupted run resumes by looking its keys up, and
 a different model, judge or prompt never sees another's records. Safe to use from many threads.
+
+The store's layout (a table of `key`, `record` as JSON text, `created`; records set aside in
+`<table>_set_aside`) is known here alone: `RecordStore` reads and writes it, `count_records` counts a
+store another process may be writing.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -117,3 +122,20 @@ class RecordStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def count_records(path: str | Path, field: str, table: str | None = None, *, null_too: bool = False) -> int:
+    """The records of the store file `path` whose JSON sets `field` (`null_too`: null counts), in `table`
+    (None: every table, records set aside included). The file is opened read-only, so another process
+    may be writing it; one that is not a store raises `sqlite3.Error`."""
+    test = "json_type(record, ?)" if null_too else "json_extract(record, ?)"
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+        tables = (
+            [table]
+            if table is not None
+            else [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        )
+        query = 'SELECT COUNT(*) FROM "{}" WHERE {} IS NOT NULL'
+        return sum(
+            int(db.execute(query.format(name, test), (f"$.{field}",)).fetchone()[0]) for name in tables
+        )

@@ -93,7 +93,8 @@ class Watch:
                 "name": f"rolebench-sweep:{run.name}",
                 **run.resources,
             }
-            self.pending[task.options(**options).remote(run, self.monitor)] = run
+            totals = {name: self.plan.totals.get(name, 0) for name in run.tasks}
+            self.pending[task.options(**options).remote(run, totals, self.monitor)] = run
             self.state.submitted(run)
         self.state.save()
 
@@ -190,7 +191,7 @@ def run_sweep(
     state.save()
     outcome.state_file = state.path
     if leaderboard:
-        finished = [run.run_dir for run in plan.runs if (run.run_dir / "results.json").is_file()]
+        finished = [run.run_dir for run in plan.runs if run.folder.results_path.is_file()]
         if finished:
             build_leaderboard(finished, output / LEADERBOARD_DIR)
             outcome.leaderboard = output / LEADERBOARD_DIR

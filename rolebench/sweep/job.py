@@ -10,21 +10,16 @@ error, not raised: retrying would not help. Anything else is raised, and Ray ret
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 import time
 from typing import Any
 
 from model_adapters.parallel import replica_resources
 from model_adapters.ray_runtime import where_am_i
-from rolebench.cached_model import CachedModel
 from rolebench.errors import RoleBenchError, first_line
 from rolebench.evaluation.api import evaluate_definition
-from rolebench.evaluation.generate import generation_key
-from rolebench.evaluation.pipeline import resolve_run
 from rolebench.report.summary import failures
 from rolebench.results.schema import RunResults
-from rolebench.run.folder import GENERATIONS_TABLE, RunFolder
 from rolebench.sweep.plan import ModelRun
 from rolebench.sweep.state import WORKER_DIED
 
@@ -69,67 +64,29 @@ class Monitor:
 
 
 class StoredCounter(threading.Thread):
-    """Counts the answers of each task in the run folder's store, and reports them when they change.
+    """Counts the answers in the run folder's store and reports each task's when they change.
 
-    Each poll reads only the rows added since the last one (by rowid), so it costs nothing however
-    large the task; a task's keys are the ones `evaluate` stores (`generation_key`)."""
+    `evaluate` generates its tasks in order, each one whole before the next, so the answers stored are
+    the first task's up to its total, then the next task's: the sweep's totals tell them apart, and the
+    run is never planned again here. A task is generated when its answers are all stored."""
 
-    def __init__(self, run: ModelRun, monitor: Any) -> None:
+    def __init__(self, run: ModelRun, totals: dict[str, int], monitor: Any) -> None:
         super().__init__(name=f"count {run.name}", daemon=True)
         self.job, self.monitor = run, monitor
+        self.totals = {task: totals.get(task, 0) for task in run.tasks}  # in the order evaluate runs them
         self.finished = threading.Event()
-        self.task_of: dict[str, str] | None = None  # store key -> task
-        self.totals: dict[str, int] = {}
-        self.counts: dict[str, int] = {}
-        self.seen: set[str] = set()
-        self.rowid = 0
-        self.db: sqlite3.Connection | None = None
         self.reported: dict[str, int] = {}
         self.generated: dict[str, float] = {}  # when each task's answers were seen complete
-        self.first: dict[str, int] = {}
-
-    def _open(self) -> bool:
-        folder = RunFolder(self.job.run_dir)
-        if not folder.generations_path.is_file():  # evaluate has not claimed the folder yet
-            return False
-        plans = resolve_run(self.job.definition, self.job.execution).plans
-        with folder.generation_store() as store:
-            model = CachedModel(
-                self.job.definition.model,
-                self.job.definition.adapter_options(self.job.execution.base_url),
-                store,
-            )
-            self.task_of = {
-                generation_key(model, p.config, r, p.elicitation): p.spec.name
-                for p in plans
-                for r in p.requests
-            }
-        self.totals = {p.spec.name: len(p.requests) for p in plans}
-        self.counts = dict.fromkeys(self.totals, 0)
-        path = folder.generations_path
-        self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=60, check_same_thread=False)
-        return True
 
     def count(self) -> None:
-        if self.task_of is None and not self._open():
+        stored = self.job.folder.stored_answers()
+        if stored is None:  # evaluate has not claimed the folder yet
             return
-        if self.task_of is None or self.db is None:
-            return
-        rows = self.db.execute(
-            f"SELECT rowid, key FROM {GENERATIONS_TABLE} WHERE rowid > ? ORDER BY rowid", (self.rowid,)
-        ).fetchall()
-        for rowid, key in rows:
-            self.rowid = max(self.rowid, int(rowid))
-            task = self.task_of.get(key)
-            if task is not None and key not in self.seen:
-                self.seen.add(key)
-                self.counts[task] += 1
-        counts = dict(self.counts)
-        self.first = self.first or counts
-        tasks = list(counts)  # in the order evaluate generates them
-        for i, task in enumerate(tasks):  # a task is generated when it is full or a later one began
-            later = any(counts[t] > self.first[t] for t in tasks[i + 1 :])
-            if counts[task] == self.totals[task] or later:
+        counts: dict[str, int] = {}
+        for task, total in self.totals.items():
+            counts[task] = min(total, stored)
+            stored -= counts[task]
+            if counts[task] == total:
                 self.generated.setdefault(task, time.time())
         if counts != self.reported:
             self.reported = counts
@@ -151,8 +108,6 @@ class StoredCounter(threading.Thread):
             self.count()
         except Exception:  # noqa: BLE001
             pass
-        if self.db is not None:
-            self.db.close()
         for task in self.totals:  # evaluate has returned: every task's answers are in
             self.generated.setdefault(task, time.time())
 
@@ -163,16 +118,17 @@ def evaluate_and_judge(run: ModelRun) -> RunResults:
         return evaluate_definition(run.definition, run.execution, run.judge, run.judge_settings)
 
 
-def run_model(run: ModelRun, monitor: Any) -> dict[str, Any]:
-    """The Ray task of one model: `{"created": ..., "failed": line or None}` or `{"error": line}`."""
+def run_model(run: ModelRun, totals: dict[str, int], monitor: Any) -> dict[str, Any]:
+    """The Ray task of one model (`totals`: each task's samples): `{"created": ..., "failed": line or
+    None}` or `{"error": line}`."""
     import ray
 
     attempt = ray.get(monitor.attempt_started.remote(run.name, where_am_i()))
-    counter = StoredCounter(run, monitor)
+    counter = StoredCounter(run, totals, monitor)
     counter.start()
     outcome: dict[str, Any]
     try:
-        RunFolder(run.run_dir).wait_until_free(FOLDER_WAIT_S)  # e.g. an attempt a crashed sweep left running
+        run.folder.wait_until_free(FOLDER_WAIT_S)  # e.g. an attempt a crashed sweep left running
         results = evaluate_and_judge(run)
         counter.stop()
         outcome = {"created": results.created, "failed": failures(results), "generated": counter.generated}

@@ -15,6 +15,7 @@ from typing import Any
 
 from rolebench.judging.settings import JudgeSettings
 from rolebench.run.definition import Execution, RunDefinition
+from rolebench.run.folder import RunFolder
 from rolebench.storage.records import content_key
 
 # judge settings that never change a verdict
@@ -41,11 +42,12 @@ class ModelRun:
         return self.execution.output
 
     @property
+    def folder(self) -> RunFolder:
+        return RunFolder(self.run_dir)
+
+    @property
     def spec(self) -> str:
         return self.definition.model
-
-    def job_ids(self) -> list[str]:
-        return [job_id(self.name, task) for task in self.tasks]
 
     def key(self) -> str:
         """A digest of everything that decides this run's results: a finished run with the same key is
