@@ -229,12 +229,9 @@ def length_panel(board: Board, key: NameKey | None = None) -> Panel | None:
     add_text(
         panel, (left + right) / 2, bottom + 28, f"answer length ÷ the references' ({unit})", "note", "middle"
     )
-    legend = [
-        "dot: recall",
-        "ring: F-measure",
-        *(["open: partial"] if any(r.rank is None for r in rows) else []),
-    ]
-    legend += (["dashed: floors"] if floors else []) + ["shaded: over 2× the references' length"]
+    partial = ["open: partial"] if any(r.rank is None for r in rows) else []
+    legend = ["dot: recall", "ring: F-measure", *partial, *(["dashed: floors"] if floors else [])]
+    legend += ["shaded: over 2× the references' length"]
     _legend(panel, LENGTH_HEIGHT - 4, legend)
     return panel
 
