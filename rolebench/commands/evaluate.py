@@ -74,8 +74,8 @@ def with_default_output(options: dict[str, Any]) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rolebench.commands._outcome import exit_code, failure_detail, hidden_failure
-    from rolebench.evaluation.api import evaluate
+    from rolebench.commands._outcome import exit_code, hidden_failure
+    from rolebench.evaluation.api import evaluate, judgment_failures
     from rolebench.report.summary import summary_text
     from rolebench.run.folder import RunFolder
 
@@ -96,7 +96,9 @@ def run(args: argparse.Namespace) -> int:
     model, tasks = options.pop("model"), options.pop("tasks")
     results = evaluate(model, tasks, **options)
     print(summary_text(results))
-    failed = failure_detail(Path(options["output"]), results.config.judge) if options.get("judge") else None
+    failed = (
+        judgment_failures(Path(options["output"]), results.config.judge) if options.get("judge") else None
+    )
     if failed:
         print(f"\njudge {options['judge']}: {failed}")
     print(f"\nresults: {RunFolder(options['output']).results_path}")

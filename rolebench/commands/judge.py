@@ -41,8 +41,8 @@ def add_parser(subparsers: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rolebench.commands._outcome import exit_code, failure_detail, hidden_failure
-    from rolebench.evaluation.api import judge
+    from rolebench.commands._outcome import exit_code, hidden_failure
+    from rolebench.evaluation.api import judge, judgment_failures
     from rolebench.judging.settings import JudgeSettings
     from rolebench.report.summary import failures, summary_text
     from rolebench.run.folder import RunFolder
@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
         name = None
     else:
         name, block = versus_entry(results, args.against)
-    failed = failure_detail(args.run_dir, block)
+    failed = judgment_failures(args.run_dir, block)
     fields = [
         (t.value("versus") or {}).get(name) or {} if name else t.model_dump()
         for t in results.results.values()

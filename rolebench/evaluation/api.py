@@ -39,7 +39,9 @@ from rolebench.evaluation.options import python_api
 from rolebench.evaluation.options import split_options as split_options
 from rolebench.evaluation.pipeline import Resolved, evaluate_run, resolve_run
 from rolebench.evaluation.repair import repair_run, score_files
+from rolebench.judging.outcomes import read_failure_line
 from rolebench.judging.run import judge_run, prepare_judge
+from rolebench.judging.sets import set_of
 from rolebench.judging.settings import JudgeSettings
 from rolebench.judging.versus import judge_versus
 from rolebench.results.schema import RunResults
@@ -218,6 +220,17 @@ def repaired(folder: RunFolder) -> RunRecord:
 
 
 @python_api
+def judgment_failures(run: Path, block: dict[str, Any] | None) -> str | None:
+    """Why pairs of the judging `block` (a judge.json, as results.json's config shows it) got no verdict,
+    with the first reason of each kind and the judgments' folder (None: every pair that could be judged
+    was, or no judging)."""
+    if not block:
+        return None
+    judgments = set_of(RunFolder(run), block)
+    failed = read_failure_line(judgments)
+    return f"{failed}; see {judgments.folder}" if failed else None
+
+
 def read_results(run: str | Path) -> RunResults:
     """The results of a run folder (or of a results.json file)."""
     from rolebench.run.folder import read_results as read
