@@ -23,9 +23,8 @@ import pytest
 from rolebench import evaluate
 from rolebench.cli.main import main
 from rolebench.data.audit import audit_split
-from rolebench.data.joins import source_for
 from rolebench.data.samples import load_samples
-from rolebench.data.source import DataSource
+from rolebench.data.source import DataSource, source_for
 from rolebench.data.splits import get_split
 from rolebench.report.summary import summary_text
 from rolebench.run.folder import read_results, read_samples

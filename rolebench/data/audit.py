@@ -29,10 +29,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rolebench.data.joins import TrainIndex, source_for, train_index
+from rolebench.data.joins import TrainIndex, train_index
 from rolebench.data.layout import QA_CONFIGS, upstream_splits
 from rolebench.data.samples import Sample, load_samples, split_files_status
-from rolebench.data.source import DataSource
+from rolebench.data.source import DataSource, source_for
 from rolebench.data.splits import SplitDef, get_split
 
 NGRAM = 13  # lm-eval's decontamination n
