@@ -55,21 +55,18 @@ def derive_results(folder: RunFolder, record: RunRecord) -> RunResults:
             where=str(folder.path),
             fix="run the same `rolebench evaluate` command again to resume it",
         )
+    ids, caps = record.splits(), {task: record.max_new_tokens(task) for task in tasks}
+    spec, boot = record.definition.model, record.definition.bootstrap_settings()
+    groups = present_groups(record.groups, tasks)
+    splits = {task: get_split(ids[task]) for task in tasks}
     protocols = held_protocols(record.definition, record.config)
-    splits = record.splits()
     records, digests = {}, {}
     for task in tasks:
         records[task], digests[task] = folder.read_samples(task), str(folder.samples_digest(task))
         if record.finished.get(task) != digests[task] or not fully_scored(records[task], protocols):
             # not scored as the run holds it (the repairs were not asked for): scored here, in memory
-            records[task] = add_scores(records[task], get_split(splits[task]), protocols, protocols[0].name)
-    spec = record.definition.model
-    caps = {task: record.max_new_tokens(task) for task in tasks}
-    groups = present_groups(record.groups, tasks)
-    boot = record.definition.bootstrap_settings()
-    results, grouped = aggregate_run(
-        records, {t: splits[t] for t in tasks}, groups, protocols, boot, caps, spec
-    )
+            records[task] = add_scores(records[task], splits[task], protocols, protocols[0].name)
+    results, grouped = aggregate_run(records, splits, groups, protocols, boot, caps, spec)
     for task, result in results.items():
         result.samples_sha256 = digests[task]
         timing = record.generation_time.get(task)

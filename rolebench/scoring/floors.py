@@ -23,7 +23,7 @@ from typing import Any
 
 from model_adapters.baseline import FLOOR_SPECS as FLOOR_SPECS  # re-exported: the floors, by spec
 from model_adapters.baseline import FLOORS, INFO, TRAIN_FLOOR, baseline_answer
-from rolebench.data.splits import get_split
+from rolebench.data.splits import SplitDef
 from rolebench.results.schema import SampleRecord
 from rolebench.scoring.metrics import AVG, METRIC_KEYS, Scorable, metrics_for, score_samples
 from rolebench.scoring.protocols import ScoringProtocol
@@ -55,7 +55,7 @@ def held_floors(records: Sequence[SampleRecord]) -> tuple[str, ...]:
 
 
 def floor_scores(
-    split: str,
+    split: SplitDef,
     records: Sequence[SampleRecord],
     protocols: Sequence[ScoringProtocol],
     items: str | None = None,
@@ -63,7 +63,7 @@ def floor_scores(
     """Each floor's mean score per protocol and metric on `records` (the items the run scored), each
     computed once for the same items and protocol (`rolebench.scoring.remembered`; `items`: the records'
     `items_digest`, when the caller has it)."""
-    kind = get_split(split).kind
+    kind = split.kind
     scored = [r for r in records if r.output is not None and r.references]
     language = scored[0].language if scored else ""
     names = held_floors(scored)
