@@ -9,8 +9,9 @@ This module is the one place that knows
   False) and the first train answer to it (`Sample.train_answer`, the `baseline:train` floor);
 
 and what every reader of a split's files needs: a field of one or more answers as a tuple
-(`as_references`), a record's `type` as a tuple (`normalise_types`). Each join reads the numbered records of a
-file it is given (`rolebench.data.samples.read_split` resolves a split's files once and opens them).
+(`as_references`), a record's `type` as a tuple (`normalise_types`). Each join reads the numbered
+records of a file it is given (`rolebench.data.samples.read_split` resolves a split's files once, in
+one pass through the source, and opens them).
 """
 
 from __future__ import annotations

@@ -146,7 +146,7 @@ def read_split(
 
 @dataclass(frozen=True)
 class _Joins:
-    """What `load_samples` joins each record of one split's file to."""
+    """What `read_split` joins each record of one split's file to."""
 
     split: SplitDef
     location: str  # where the split's files are read (`DataSource.describe_location`)

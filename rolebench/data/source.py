@@ -1,7 +1,8 @@
 """Where RoleBench files come from: a local folder in the Hub layout, or the Hub repo at a pinned revision.
 
 Everything else asks a `DataSource` for a path relative to the dataset root (e.g.
-`rolebench-zh/general/test.jsonl`) and never cares which kind it is. The upstream repo cannot be
+`rolebench-zh/general/test.jsonl`), or for every file a split needs at once (`DataSource.paths`), and
+never cares which kind it is; a demo split reads the packaged demo's own folder (`source_for`). The upstream repo cannot be
 read with `datasets.load_dataset`, so Hub files are fetched one by one with `huggingface_hub`.
 """
 

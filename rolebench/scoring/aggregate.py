@@ -222,22 +222,37 @@ def _scores(records: Sequence[SampleRecord], protocol: str, metric: str) -> list
     return [r.protocol_scores.get(protocol, {}).get(metric) for r in records]
 
 
+def present_groups(groups: Mapping[str, Sequence[str]], tasks: Sequence[str]) -> list[GroupDef]:
+    """The groups whose every member is a task present or a group kept (groups of groups included)."""
+    known, kept = set(tasks), list[GroupDef]()
+    pending = dict(groups)
+    while True:
+        ready = [name for name, members in pending.items() if all(m in known for m in members)]
+        if not ready:
+            return kept
+        for name in ready:
+            kept.append(GroupDef(name, tuple(pending.pop(name))))
+            known.add(name)
+
+
 def aggregate_run(
     records: Mapping[str, Sequence[SampleRecord]],
     splits: Mapping[str, SplitDef],
-    groups: Sequence[GroupDef],
+    groups: Mapping[str, Sequence[str]],
     protocols: Sequence[ScoringProtocol],
     boot: BootstrapSettings,
     max_new_tokens: Mapping[str, int | None] | None = None,
     model_spec: str = "",
 ) -> tuple[dict[str, TaskResult], dict[str, GroupResult]]:
-    """Task and group results of a run from its scored samples (task -> records, task -> split).
+    """Task and group results of a run from its scored samples (task -> records, task -> split); `groups`:
+    the run's groups (name -> members), each aggregated when all its members are (`present_groups`).
     `model_spec`: the run's model (a floor run is not flagged below its own floor)."""
     limits = max_new_tokens or {}
     tasks = {
         task: task_result(splits[task], rows, protocols, boot, limits.get(task), model_spec)
         for task, rows in records.items()
     }
-    done = group_results(groups, tasks, [p.name for p in protocols], model_spec)
-    split_totals(groups, splits, records, protocols, done)
+    present = present_groups(groups, list(records))
+    done = group_results(present, tasks, [p.name for p in protocols], model_spec)
+    split_totals(present, splits, records, protocols, done)
     return tasks, done
