@@ -2,8 +2,9 @@
 
 Everything else asks a `DataSource` for a path relative to the dataset root (e.g.
 `rolebench-zh/general/test.jsonl`), or for every file a split needs at once (`DataSource.paths`), and
-never cares which kind it is; a demo split reads the packaged demo's own folder (`source_for`). The upstream repo cannot be
-read with `datasets.load_dataset`, so Hub files are fetched one by one with `huggingface_hub`.
+never cares which kind it is; a demo split reads the packaged demo's own folder (`source_for`). The
+upstream repo cannot be read with `datasets.load_dataset`, so Hub files are fetched one by one with
+`huggingface_hub`.
 """
 
 from __future__ import annotations
