@@ -34,10 +34,10 @@ from rolebench.scoring.flags import (
     BELOW_FLOOR,
     VERBATIM_REFERENCES,
     VERBATIM_SHARE,
+    below_floor,
     describe,
     verbatim_flags,
 )
-from rolebench.scoring.floors import below_floor
 from tests.fake_openai import fake_openai  # noqa: F401 - a fixture
 
 TRAIN = "baseline:train"

@@ -19,8 +19,15 @@ from rolebench.results.schema import GroupResult, SampleRecord, TaskResult, Unse
 from rolebench.results.scoring_settings import BootstrapSettings
 from rolebench.scoring.answers import answer_lengths
 from rolebench.scoring.context import context_cost
-from rolebench.scoring.flags import BELOW_FLOOR, answer_flags, sorted_flags, verbatim, verbatim_flags
-from rolebench.scoring.floors import FLOOR_SPECS, below_floor, floor_scores, group_floors
+from rolebench.scoring.flags import (
+    BELOW_FLOOR,
+    answer_flags,
+    below_floor,
+    sorted_flags,
+    verbatim,
+    verbatim_flags,
+)
+from rolebench.scoring.floors import FLOOR_SPECS, floor_scores, group_floors
 from rolebench.scoring.metrics import AVG, METRIC_KEYS, metrics_for
 from rolebench.scoring.protocols import ScoringProtocol
 from rolebench.scoring.remembered import items_digest

@@ -1,4 +1,5 @@
-"""Floors: what the null baselines score on a run's own items, and whether a score is at or below one.
+"""Floors: what the null baselines score on a run's own items (whether a score is at or below one is
+`rolebench.scoring.flags.below_floor`, the rule of the `below-floor` flag).
 
 A floor answers without a model: `baseline:question` restates the question, `baseline:description`
 recites the role's description, `baseline:train` repeats the train file's answer to the same
@@ -123,17 +124,4 @@ def group_floors(members: Sequence[Mapping[str, Any]], nested: bool) -> Floors:
                 else mean_of_available(list(metrics.values()))
             )
             found.setdefault(spec, {})[protocol] = {**metrics, AVG: avg}
-    return found
-
-
-def below_floor(values: Mapping[str, Any], floors: Mapping[str, Any] | None, protocol: str) -> list[str]:
-    """The metrics (of CUS, RAW, SPE, avg) on which `values` is at or below a floor under `protocol`."""
-    found = []
-    for metric in (*METRIC_KEYS, AVG):
-        value = values.get(metric)
-        if value is None:
-            continue
-        heights = [((block or {}).get(protocol) or {}).get(metric) for block in (floors or {}).values()]
-        if any(h is not None and value <= h for h in heights):
-            found.append(metric)
     return found
