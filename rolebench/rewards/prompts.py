@@ -183,8 +183,7 @@ def load_prompts(
     method = check_options(part, limit, elicitation, shots=shots, allow_test=allow_test)
     source = resolve_source(data_dir)
     columns: dict[str, list[Any]] = {"prompt": [], "references": [], "language": [], "role": [], "id": []}
-    for split_id in split_ids(split):
-        split_def = get_split(split_id)
+    for split_def in map(get_split, split_ids(split)):
         rows = read_split(split_def, source, file=f"{part}.jsonl")
         samples = select(rows, None if limit is None else int(limit), "stratified", int(seed))
         library = ScriptLibrary(split_def, source) if method.few_shot else None
