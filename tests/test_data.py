@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from rolebench.data.joins import raw_answers
+from rolebench.data.joins import normalise_types, raw_answers
 from rolebench.data.resolve import resolve_source
-from rolebench.data.samples import load_samples, normalise_types, split_files_status
+from rolebench.data.samples import load_samples, split_files_status
 from rolebench.data.source import DataSource
 from rolebench.data.splits import SPLITS
 from rolebench.errors import DataError

@@ -16,8 +16,14 @@ from rolebench import evaluate
 from rolebench.cli.main import main
 from rolebench.run.folder import read_results, read_samples
 from rolebench.scoring import flags
-from rolebench.scoring.flags import BELOW_FLOOR, LENGTH_INFLATED, LOOPING, answer_flags, length_inflated
-from rolebench.scoring.floors import below_floor
+from rolebench.scoring.flags import (
+    BELOW_FLOOR,
+    LENGTH_INFLATED,
+    LOOPING,
+    answer_flags,
+    below_floor,
+    length_inflated,
+)
 from rolebench.scoring.protocols import get_protocol
 
 SPLIT_TASKS = {

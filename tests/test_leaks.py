@@ -23,9 +23,8 @@ import pytest
 from rolebench import evaluate
 from rolebench.cli.main import main
 from rolebench.data.audit import audit_split
-from rolebench.data.joins import source_for
 from rolebench.data.samples import load_samples
-from rolebench.data.source import DataSource
+from rolebench.data.source import DataSource, source_for
 from rolebench.data.splits import get_split
 from rolebench.report.summary import summary_text
 from rolebench.run.folder import read_results, read_samples
@@ -35,10 +34,10 @@ from rolebench.scoring.flags import (
     BELOW_FLOOR,
     VERBATIM_REFERENCES,
     VERBATIM_SHARE,
+    below_floor,
     describe,
     verbatim_flags,
 )
-from rolebench.scoring.floors import below_floor
 from tests.fake_openai import fake_openai  # noqa: F401 - a fixture
 
 TRAIN = "baseline:train"

@@ -148,7 +148,7 @@ def _info(args: argparse.Namespace) -> int:
 
     from rolebench.data.layout import upstream_splits
     from rolebench.data.resolve import resolve_source
-    from rolebench.data.samples import load_samples, split_files_status
+    from rolebench.data.samples import read_split, split_files_status
     from rolebench.storage.jsonl import read_jsonl
 
     source = resolve_source(args.dir, revision=args.revision)
@@ -157,7 +157,7 @@ def _info(args: argparse.Namespace) -> int:
     for split in upstream_splits():
         status = split_files_status(split.id, source)
         missing += [f for f, ok in status.items() if not ok and f not in missing]
-        test = load_samples(split.id, source) if status[split.file("test.jsonl")] else []
+        test = read_split(split, source) if status[split.file("test.jsonl")] else []
         train_path = source.path(split.file("train.jsonl"), required=False)
         train = sum(1 for _ in read_jsonl(train_path)) if train_path else None
         counts = (

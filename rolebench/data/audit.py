@@ -29,10 +29,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rolebench.data.joins import TrainIndex, source_for, train_index
+from rolebench.data.joins import TrainIndex, train_index
 from rolebench.data.layout import QA_CONFIGS, upstream_splits
-from rolebench.data.samples import Sample, load_samples, split_files_status
-from rolebench.data.source import DataSource
+from rolebench.data.samples import Sample, read_split, split_files_status
+from rolebench.data.source import DataSource, source_for
 from rolebench.data.splits import SplitDef, get_split
 
 NGRAM = 13  # lm-eval's decontamination n
@@ -156,7 +156,7 @@ def audit_split(split_id: str, source: DataSource) -> SplitAudit:
         result = SplitAudit(split.id, split.file("test.jsonl"), split.file("train.jsonl"))
         result.missing = {name: f"no test items ({lacking} is not in the data)" for name in COUNTS}
         return result
-    return audit_samples(split, load_samples(split_id, local), train_index(split, local))
+    return audit_samples(split, read_split(split, local), train_index(split, local))
 
 
 def audit_source(source: DataSource, splits: Sequence[str] | None = None) -> dict[str, SplitAudit]:

@@ -8,19 +8,25 @@ This module is the one place that knows
   the item was seen in training (`Sample.in_train`, the "unseen" view keeps the items where it is
   False) and the first train answer to it (`Sample.train_answer`, the `baseline:train` floor);
 
-and what every reader of a split's files needs: which source a split reads (`source_for`) and a field of
-one or more answers as a tuple (`as_references`).
+and what every reader of a split's files needs: a field of one or more answers as a tuple
+(`as_references`), a record's `type` as a tuple (`normalise_types`). Each join reads the numbered
+records of a file it is given (`rolebench.data.samples.read_split` resolves a split's files once, in
+one pass through the source, and opens them).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from rolebench.data.source import DataSource
+from rolebench.data.source import DataSource, source_for
 from rolebench.data.splits import SplitDef
 from rolebench.errors import DataError
-from rolebench.storage.jsonl import numbered_jsonl, read_jsonl
+from rolebench.storage.jsonl import numbered_jsonl
+
+Rows = Iterable[tuple[int, dict[str, Any]]]  # the numbered records of one JSONL file
 
 # The original answers' files (`instructions-{eng,zh}/instructions-general.jsonl`) ship as
 # `{"id", "instruction", "target"}` lines; a build or a converted copy may say `answer` (the first wins).
@@ -37,9 +43,19 @@ def as_references(value: Any, where: str, field: str = "generated") -> tuple[str
     raise DataError(f"`{field}` must be a string or a list of strings", where=where)
 
 
-def source_for(split: SplitDef, source: DataSource) -> DataSource:
-    """The packaged demo reads its own folder; every other split reads the chosen source."""
-    return source.demo() if split.builtin else source
+def normalise_types(value: Any, where: str = "") -> tuple[str, ...]:
+    """`type` is a string in some rows and a list in others upstream; always a tuple here."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise DataError(
+        f"`type` must be a string or a list of strings, not {type(value).__name__}",
+        where=where,
+        fix="repair or re-download the file",
+    )
 
 
 BASELINE_JOIN = (
@@ -72,19 +88,18 @@ class BaselineAnswers:
         return next(iter(candidates)) if len(candidates) == 1 else None
 
 
-def baseline_answers(split: SplitDef, source: DataSource) -> BaselineAnswers:
-    """The split's RoleGPT baseline answers (the first answer of each record); none without the file."""
-    path = source.path(split.file("rolegpt_baseline.jsonl"), required=False)
+def baseline_answers(path: Path, rows: Rows) -> BaselineAnswers:
+    """The RoleGPT baseline answers in the file at `path` (the first answer of each record), `rows` its
+    records counted from 1."""
     records: list[tuple[str, str, str]] = []
-    if path is not None:
-        for number, rec in enumerate(read_jsonl(path), 1):
-            where = f"{path}:{number}"
-            role, question = rec.get("role"), rec.get("question")
-            if not isinstance(role, str) or not isinstance(question, str):
-                raise DataError("a baseline record needs string fields `role` and `question`", where=where)
-            answers = as_references(rec.get("generated"), where)
-            if answers:
-                records.append((role, question, answers[0]))
+    for number, rec in rows:
+        where = f"{path}:{number}"
+        role, question = rec.get("role"), rec.get("question")
+        if not isinstance(role, str) or not isinstance(question, str):
+            raise DataError("a baseline record needs string fields `role` and `question`", where=where)
+        answers = as_references(rec.get("generated"), where)
+        if answers:
+            records.append((role, question, answers[0]))
     return BaselineAnswers(records)
 
 
@@ -93,10 +108,14 @@ def raw_answers(split: SplitDef, source: DataSource) -> dict[str, str] | None:
     if split.raw_answers is None:
         return None
     path = source.path(split.raw_answers, required=False)
-    if path is None:
-        return None
+    return None if path is None else joined_raw(path, numbered_jsonl(path))
+
+
+def joined_raw(path: Path, rows: Rows) -> dict[str, str]:
+    """The original answers in the file at `path` (`rows`: its numbered records), keyed by the stripped
+    instruction text."""
     joined: dict[str, str] = {}
-    for number, rec in numbered_jsonl(path):
+    for number, rec in rows:
         question = next((rec[f] for f in QUESTION_FIELDS if isinstance(rec.get(f), str)), None)
         named = next((f for f in ANSWER_FIELDS if rec.get(f) is not None), None)
         if question is None or named is None:
@@ -139,23 +158,26 @@ def train_index(split: SplitDef, source: DataSource) -> TrainIndex | None:
     source = source_for(split, source)
     relpath = split.file("train.jsonl")
     path = source.path(relpath, required=False)
-    if path is None:
-        return None
+    return None if path is None else indexed_train(relpath, path, numbered_jsonl(path))
+
+
+def indexed_train(relpath: str, path: Path, rows: Rows) -> TrainIndex:
+    """The train file `relpath` (read at `path`; `rows`: its numbered records) as a `TrainIndex`."""
     first: dict[str, str] = {}
     questions: set[str] = set()
     pairs: set[tuple[str, str]] = set()
     answers: set[str] = set()
-    rows = 0
-    for number, rec in numbered_jsonl(path):
+    count = 0
+    for number, rec in rows:
         where = f"{path}:{number}"
         role, question = rec.get("role"), rec.get("question")
         if not isinstance(role, str) or not isinstance(question, str):
             raise DataError("a train record needs string fields `role` and `question`", where=where)
         given = [a.strip() for a in as_references(rec.get("generated"), where)]
-        rows += 1
+        count += 1
         questions.add(question.strip())
         pairs.add((role, question.strip()))
         answers.update(given)
         if given:
             first.setdefault(question.strip(), given[0])
-    return TrainIndex(relpath, rows, frozenset(questions), first, frozenset(pairs), frozenset(answers))
+    return TrainIndex(relpath, count, frozenset(questions), first, frozenset(pairs), frozenset(answers))

@@ -20,7 +20,7 @@ from rolebench.data.layout import (
     QAConfig,
     upstream_splits,
 )
-from rolebench.data.samples import Sample, load_descriptions, load_samples, split_files_status
+from rolebench.data.samples import Sample, load_descriptions, read_split, split_files_status
 from rolebench.data.source import DataSource
 from rolebench.data.splits import SplitDef
 from rolebench.storage.jsonl import read_jsonl
@@ -84,7 +84,7 @@ def collect_qa(config: QAConfig, source: DataSource, collected: Collected, *, cl
         rows_by_file = {}
         for hf_split in HF_SPLITS:
             if status[split.file(f"{hf_split}.jsonl")]:
-                samples = load_samples(split.id, source, file=f"{hf_split}.jsonl")
+                samples = read_split(split, source, file=f"{hf_split}.jsonl")
                 rows_by_file[hf_split] = [sample_row(s, split.kind) for s in samples]
                 collected.tables.setdefault((config.name, hf_split), []).extend(rows_by_file[hf_split])
         _note_quirks(config, split, source, rows_by_file, collected, clean)

@@ -7,6 +7,7 @@ files of a split a source holds.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from rolebench.data.joins import (
@@ -14,14 +15,14 @@ from rolebench.data.joins import (
     TrainIndex,
     as_references,
     baseline_answers,
-    raw_answers,
-    source_for,
-    train_index,
+    indexed_train,
+    joined_raw,
+    normalise_types,
 )
-from rolebench.data.source import DataSource
+from rolebench.data.source import DataSource, source_for
 from rolebench.data.splits import SplitDef, get_split
 from rolebench.errors import DataError
-from rolebench.storage.jsonl import read_json, read_jsonl
+from rolebench.storage.jsonl import numbered_jsonl, read_json, read_jsonl
 
 
 @dataclass(frozen=True)
@@ -61,24 +62,14 @@ class Sample:
         }
 
 
-def normalise_types(value: Any, where: str = "") -> tuple[str, ...]:
-    """`type` is a string in some rows and a list in others upstream; always a tuple here."""
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        return (value,)
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return tuple(value)
-    raise DataError(
-        f"`type` must be a string or a list of strings, not {type(value).__name__}",
-        where=where,
-        fix="repair or re-download the file",
-    )
-
-
 def load_descriptions(split: SplitDef, source: DataSource) -> dict[str, str]:
+    """The split's role descriptions ({role: description})."""
     path = source.require(split.profiles, purpose="role descriptions")
-    data = read_json(path)
+    return checked_descriptions(read_json(path), path)
+
+
+def checked_descriptions(data: Any, path: Path) -> dict[str, str]:
+    """The role descriptions read at `path`, checked to be a JSON object {role: description}."""
     if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
         raise DataError(
             "role descriptions must be a JSON object {role: description}",
@@ -96,32 +87,57 @@ def load_samples(
     file: str = "test.jsonl",
     train: bool = False,
 ) -> list[Sample]:
+    """The samples of the split named `split_id` (`read_split`)."""
+    return read_split(get_split(split_id), source, limit=limit, file=file, train=train)
+
+
+def read_split(
+    split: SplitDef,
+    source: DataSource,
+    *,
+    limit: int | None = None,
+    file: str = "test.jsonl",
+    train: bool = False,
+) -> list[Sample]:
     """The test samples of a split, joined to descriptions, baseline answers and raw answers; with
     `train`, to the split's train file too (`TrainIndex`; `in_train` stays None without that file).
 
-    `file="train.jsonl"` reads the training file the same way (ids `<split>/train/<index>`).
+    `file="train.jsonl"` reads the training file the same way (ids `<split>/train/<index>`). Every file
+    the split needs is resolved first, in one pass through the source, then each is read once.
     """
-    split = get_split(split_id)
     source = source_for(split, source)
+    location = source.describe_location()
     part = file.removesuffix(".jsonl")
-    path = source.require(split.file(file), purpose=f"{part} set of {split_id}")
+    baseline, raw = split.file("rolegpt_baseline.jsonl"), split.raw_answers or ""
+    trained = split.file("train.jsonl") if train and file == "test.jsonl" else ""
+    required, found = source.paths(
+        {split.file(file): f"{part} set of {split.id}", split.profiles: "role descriptions"},
+        [name for name in (baseline, raw, trained) if name],
+    )
+    path, profiles = required[split.file(file)], required[split.profiles]
+    baseline_at, raw_at, trained_at = (found.get(name) for name in (baseline, raw, trained))
+    descriptions, items = read_json(profiles), read_jsonl(path)
+    # every file opened before any is joined: each is read once, lazily, as its join goes through it
+    baselines = (baseline_at, enumerate(read_jsonl(baseline_at), 1)) if baseline_at else None
+    raws = (raw_at, numbered_jsonl(raw_at)) if raw_at else None
+    trains = (trained_at, numbered_jsonl(trained_at)) if trained_at else None
     joins = _Joins(
         split,
-        source,
-        id_prefix=split_id if file == "test.jsonl" else f"{split_id}/{part}",
-        descriptions=load_descriptions(split, source),
-        baselines=baseline_answers(split, source),
-        raws=raw_answers(split, source),
-        trained=train_index(split, source) if train and file == "test.jsonl" else None,
+        location,
+        id_prefix=split.id if file == "test.jsonl" else f"{split.id}/{part}",
+        descriptions=checked_descriptions(descriptions, profiles),
+        baselines=baseline_answers(*baselines) if baselines else BaselineAnswers([]),
+        raws=joined_raw(*raws) if raws else None,
+        trained=indexed_train(trained, *trains) if trains else None,
     )
     samples: list[Sample] = []
-    for index, rec in enumerate(read_jsonl(path)):
+    for index, rec in enumerate(items):
         if limit is not None and index >= limit:
             break
         samples.append(joins.sample(index, rec, f"{path}:{index + 1}"))
     if not samples:
         raise DataError(
-            f"the {part} set of {split_id} has no records",
+            f"the {part} set of {split.id} has no records",
             where=str(path),
             fix="the file is empty: repair or re-download it",
         )
@@ -130,10 +146,10 @@ def load_samples(
 
 @dataclass(frozen=True)
 class _Joins:
-    """What `load_samples` joins each record of one split's file to."""
+    """What `read_split` joins each record of one split's file to."""
 
     split: SplitDef
-    source: DataSource
+    location: str  # where the split's files are read (`DataSource.describe_location`)
     id_prefix: str
     descriptions: dict[str, str]
     baselines: BaselineAnswers
@@ -149,7 +165,7 @@ class _Joins:
             raise DataError(
                 f"no description for role {role!r}",
                 where=self.split.profiles,
-                fix=f"add it to {self.split.profiles} in {self.source.describe_location()}",
+                fix=f"add it to {self.split.profiles} in {self.location}",
             )
         references = as_references(rec.get("generated"), where)
         if not references or not all(r.strip() for r in references):

@@ -24,9 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rolebench.data.joins import source_for
 from rolebench.data.retrieval import DemonstrationRetriever
-from rolebench.data.source import DataSource
+from rolebench.data.source import DataSource, source_for
 from rolebench.data.splits import SplitDef
 from rolebench.errors import DataError
 from rolebench.storage.jsonl import numbered_jsonl

@@ -1,14 +1,17 @@
 """Where RoleBench files come from: a local folder in the Hub layout, or the Hub repo at a pinned revision.
 
 Everything else asks a `DataSource` for a path relative to the dataset root (e.g.
-`rolebench-zh/general/test.jsonl`) and never cares which kind it is. The upstream repo cannot be
-read with `datasets.load_dataset`, so Hub files are fetched one by one with `huggingface_hub`.
+`rolebench-zh/general/test.jsonl`), or for every file a split needs at once (`DataSource.paths`), and
+never cares which kind it is; a demo split reads the packaged demo's own folder (`source_for`). The
+upstream repo cannot be read with `datasets.load_dataset`, so Hub files are fetched one by one with
+`huggingface_hub`.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,7 +19,7 @@ from typing import Any
 from model_adapters.files import file_sha256
 from model_adapters.network import offline
 from rolebench.data.hub_errors import hub_errors
-from rolebench.data.splits import DEMO_ROOT
+from rolebench.data.splits import DEMO_ROOT, SplitDef
 from rolebench.errors import DataError, MissingDependency
 
 UPSTREAM_REPO = "ZenMoore/RoleBench"
@@ -77,6 +80,14 @@ class DataSource:
         if relpath not in self.files:
             self.files[relpath] = file_sha256(found)
         return found
+
+    def paths(
+        self, required: Mapping[str, str], optional: Sequence[str]
+    ) -> tuple[dict[str, Path], dict[str, Path | None]]:
+        """Local paths of several dataset files, resolved in order: the `required` ones (relpath -> what
+        for) as `require` does, then the `optional` ones (None: absent)."""
+        found = {relpath: self.require(relpath, purpose) for relpath, purpose in required.items()}
+        return found, {relpath: self.path(relpath, required=False) for relpath in optional}
 
     def describe_location(self) -> str:
         return self.location if self.kind == "local" else f"hf://datasets/{self.location}@{self.revision}"
@@ -145,3 +156,8 @@ class DataSource:
         if os.environ.get(DATA_DIR_ENV):
             return f"run without --data-dir and with {DATA_DIR_ENV} unset to read the Hub"
         return "run without --data-dir to read the Hub"
+
+
+def source_for(split: SplitDef, source: DataSource) -> DataSource:
+    """The packaged demo reads its own folder; every other split reads the chosen source."""
+    return source.demo() if split.builtin else source

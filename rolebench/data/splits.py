@@ -3,7 +3,7 @@ from, its language, and its kind, which names its metrics in `rolebench.scoring.
 that runs them, and how tables name it.
 
 RoleBench's three settings and the packaged demo are the benchmarks (`BENCHMARKS`); the demo's files ship
-inside the package (`DEMO_ROOT`). Every split's items are read by `rolebench.data.samples.load_samples`
+inside the package (`DEMO_ROOT`). Every split's items are read by `rolebench.data.samples.read_split`
 and become requests through the one request builder (`rolebench.run.elicitation.sample_request`).
 This is the one place that knows the Hub layout of the benchmark (`SPLITS`).
 """

@@ -17,8 +17,6 @@ results until `evaluate` finishes them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-
 from rolebench.data.splits import get_split
 from rolebench.errors import DataError
 from rolebench.evaluation.config import held_protocols, scoring_config
@@ -28,21 +26,8 @@ from rolebench.results.provenance import now_iso
 from rolebench.results.schema import RunResults
 from rolebench.run.folder import RunFolder
 from rolebench.run.record import RunRecord
-from rolebench.scoring.aggregate import GroupDef, aggregate_run
+from rolebench.scoring.aggregate import aggregate_run
 from rolebench.scoring.context import with_throughput
-
-
-def present_groups(groups: Mapping[str, Sequence[str]], tasks: Sequence[str]) -> list[GroupDef]:
-    """The groups whose every member is a task present or a group kept (groups of groups included)."""
-    known, kept = set(tasks), list[GroupDef]()
-    pending = dict(groups)
-    while True:
-        ready = [name for name, members in pending.items() if all(m in known for m in members)]
-        if not ready:
-            return kept
-        for name in ready:
-            kept.append(GroupDef(name, tuple(pending.pop(name))))
-            known.add(name)
 
 
 def derive_results(folder: RunFolder, record: RunRecord) -> RunResults:
@@ -55,21 +40,17 @@ def derive_results(folder: RunFolder, record: RunRecord) -> RunResults:
             where=str(folder.path),
             fix="run the same `rolebench evaluate` command again to resume it",
         )
+    ids, caps = record.splits(), {task: record.max_new_tokens(task) for task in tasks}
+    spec, boot = record.definition.model, record.definition.bootstrap_settings()
+    splits = {task: get_split(ids[task]) for task in tasks}
     protocols = held_protocols(record.definition, record.config)
-    splits = record.splits()
     records, digests = {}, {}
     for task in tasks:
         records[task], digests[task] = folder.read_samples(task), str(folder.samples_digest(task))
         if record.finished.get(task) != digests[task] or not fully_scored(records[task], protocols):
             # not scored as the run holds it (the repairs were not asked for): scored here, in memory
-            records[task] = add_scores(records[task], get_split(splits[task]), protocols, protocols[0].name)
-    spec = record.definition.model
-    caps = {task: record.max_new_tokens(task) for task in tasks}
-    groups = present_groups(record.groups, tasks)
-    boot = record.definition.bootstrap_settings()
-    results, grouped = aggregate_run(
-        records, {t: splits[t] for t in tasks}, groups, protocols, boot, caps, spec
-    )
+            records[task] = add_scores(records[task], splits[task], protocols, protocols[0].name)
+    results, grouped = aggregate_run(records, splits, record.groups, protocols, boot, caps, spec)
     for task, result in results.items():
         result.samples_sha256 = digests[task]
         timing = record.generation_time.get(task)

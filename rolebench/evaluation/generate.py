@@ -16,9 +16,8 @@ from typing import Any
 
 from model_adapters import GenerationConfig, Request
 from rolebench.cached_model import CachedModel
-from rolebench.data.samples import split_files_status
-from rolebench.data.source import DataSource
-from rolebench.errors import RoleBenchError, RunFailed
+from rolebench.data.source import DataSource, source_for
+from rolebench.errors import RunFailed
 from rolebench.evaluation.plan import TaskPlan, decoding_record
 from rolebench.run.elicitation import Elicitation
 
@@ -105,14 +104,13 @@ def check_answered(
 
 
 def missing_files(plans: Sequence[TaskPlan], source: DataSource) -> list[str]:
-    """The files of the tasks' splits that evaluation reads and the data lacks (the train set, which it
-    never reads, and the raw answers, which only RAW needs, aside)."""
+    """The files of the tasks' splits that evaluation reads and planning found the data lacks (the train
+    set, which only the train join reads, and the raw answers, which only RAW needs, aside): a file the
+    source read is in its record of files read (`DataSource.files`)."""
     missing: set[str] = set()
     for plan in plans:
-        try:
-            status = split_files_status(plan.spec.split.id, source)
-        except RoleBenchError:  # the Hub cannot be asked (offline): nothing to name
-            continue
-        unread = (plan.spec.split.raw_answers, plan.spec.split.file("train.jsonl"))
-        missing |= {f for f, found in status.items() if not found and f not in unread}
+        split = plan.spec.split
+        read = source_for(split, source).files
+        names = (split.file("test.jsonl"), split.file("rolegpt_baseline.jsonl"), split.profiles)
+        missing |= {name for name in names if name not in read}
     return sorted(missing)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from model_adapters import GenerationConfig, Request
-from rolebench.data.samples import Sample, load_samples
+from rolebench.data.samples import Sample, read_split
 from rolebench.data.sampling import select
 from rolebench.data.scripts import ScriptLibrary
 from rolebench.data.source import DataSource
@@ -62,7 +62,7 @@ def plan_tasks(
     libraries: dict[str, ScriptLibrary] = {}  # by the splits' profiles folder: one index per role per run
     for spec in specs:
         samples = select(
-            load_samples(spec.split.id, source, train=True),
+            read_split(spec.split, source, train=True),
             definition.limit,
             definition.limit_mode,
             definition.limit_seed,

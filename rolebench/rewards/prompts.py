@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from model_adapters.interface import Message
 from rolebench.data.resolve import resolve_source
-from rolebench.data.samples import Sample, load_samples
+from rolebench.data.samples import Sample, read_split
 from rolebench.data.sampling import select
 from rolebench.data.scripts import ScriptLibrary
 from rolebench.data.splits import SPLITS, get_split
@@ -183,10 +183,10 @@ def load_prompts(
     method = check_options(part, limit, elicitation, shots=shots, allow_test=allow_test)
     source = resolve_source(data_dir)
     columns: dict[str, list[Any]] = {"prompt": [], "references": [], "language": [], "role": [], "id": []}
-    for split_id in split_ids(split):
-        rows = load_samples(split_id, source, file=f"{part}.jsonl")
+    for split_def in map(get_split, split_ids(split)):
+        rows = read_split(split_def, source, file=f"{part}.jsonl")
         samples = select(rows, None if limit is None else int(limit), "stratified", int(seed))
-        library = ScriptLibrary(get_split(split_id), source) if method.few_shot else None
+        library = ScriptLibrary(split_def, source) if method.few_shot else None
         add_rows(columns, samples, method, library)
     try:
         from datasets import Dataset

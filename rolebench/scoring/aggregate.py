@@ -14,13 +14,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rolebench.data.splits import get_split
+from rolebench.data.splits import SplitDef
 from rolebench.results.schema import GroupResult, SampleRecord, TaskResult, Unseen
 from rolebench.results.scoring_settings import BootstrapSettings
 from rolebench.scoring.answers import answer_lengths
 from rolebench.scoring.context import context_cost
-from rolebench.scoring.flags import BELOW_FLOOR, answer_flags, sorted_flags, verbatim, verbatim_flags
-from rolebench.scoring.floors import FLOOR_SPECS, below_floor, floor_scores, group_floors
+from rolebench.scoring.flags import (
+    BELOW_FLOOR,
+    answer_flags,
+    below_floor,
+    sorted_flags,
+    verbatim,
+    verbatim_flags,
+)
+from rolebench.scoring.floors import FLOOR_SPECS, floor_scores, group_floors
 from rolebench.scoring.metrics import AVG, METRIC_KEYS, metrics_for
 from rolebench.scoring.protocols import ScoringProtocol
 from rolebench.scoring.remembered import items_digest
@@ -49,11 +56,11 @@ def _values(records: Sequence[SampleRecord], protocol: str, metric: str) -> list
 
 
 def protocol_block(
-    split: str, records: Sequence[SampleRecord], protocol: str, boot: BootstrapSettings
+    split: SplitDef, records: Sequence[SampleRecord], protocol: str, boot: BootstrapSettings
 ) -> dict[str, Any]:
     """One protocol's metric fields of a task: the mean, its interval and its n, per metric."""
     fields: dict[str, Any] = {}
-    for metric in metrics_for(get_split(split).kind):
+    for metric in metrics_for(split.kind):
         values = _values(records, protocol, metric.key)
         ci = bootstrap_ci(values, resamples=boot.resamples, confidence=boot.confidence, seed=boot.seed)
         fields[metric.key] = mean(values)
@@ -63,25 +70,25 @@ def protocol_block(
     return fields
 
 
-def per_role(split: str, records: Sequence[SampleRecord], protocol: str) -> dict[str, dict[str, Any]]:
+def per_role(split: SplitDef, records: Sequence[SampleRecord], protocol: str) -> dict[str, dict[str, Any]]:
     by_role: dict[str, list[SampleRecord]] = defaultdict(list)
     for record in records:
         by_role[record.role].append(record)
-    keys = [m.key for m in metrics_for(get_split(split).kind)]
+    keys = [m.key for m in metrics_for(split.kind)]
     return {
         role: {"n": len(rows), **{k: mean(_values(rows, protocol, k)) for k in keys}}
         for role, rows in sorted(by_role.items())
     }
 
 
-def unseen_block(split: str, records: Sequence[SampleRecord], protocol: str) -> Unseen | None:
+def unseen_block(split: SplitDef, records: Sequence[SampleRecord], protocol: str) -> Unseen | None:
     """A task's numbers on the items whose question is not in the split's train file, under `protocol`
     (None when the records do not carry the train join: the split's train file was not read)."""
     if not records or any(r.in_train is None for r in records):
         return None
     unseen = [r for r in records if r.in_train is False]
     fields: dict[str, Any] = {}
-    for metric in metrics_for(get_split(split).kind) if unseen else ():
+    for metric in metrics_for(split.kind) if unseen else ():
         values = _values(unseen, protocol, metric.key)
         fields[metric.key], fields[f"{metric.key}_n"] = mean(values), len(values)
     return Unseen(n=len(unseen), **fields)
@@ -106,7 +113,7 @@ def flags_of(
 
 
 def task_result(
-    split: str,
+    split: SplitDef,
     records: Sequence[SampleRecord],
     protocols: Sequence[ScoringProtocol],
     boot: BootstrapSettings,
@@ -125,7 +132,7 @@ def task_result(
     measured = {"lengths": lengths.model_dump(), "verbatim": copying.model_dump()}
     flags = flags_of({**blocks[headline], **measured}, floors, headline, model_spec)
     return TaskResult(
-        split=split,
+        split=split.id,
         n=len(records),
         n_generated=generated,
         n_not_covered=len(records) - generated,
@@ -190,7 +197,7 @@ def group_results(
 
 def split_totals(
     groups: Sequence[GroupDef],
-    splits: Mapping[str, str],
+    splits: Mapping[str, SplitDef],
     records: Mapping[str, Sequence[SampleRecord]],
     protocols: Sequence[ScoringProtocol],
     done: dict[str, GroupResult],
@@ -199,11 +206,11 @@ def split_totals(
     general and one role-specific task, as `<protocol>_total` in its block (and at the top level
     when it is the headline protocol)."""
     for group in groups:
-        kinds = {get_split(splits[m]).kind: m for m in group.members if m in splits}
+        kinds = {splits[m].kind: m for m in group.members if m in splits}
         if len(group.members) != 2 or set(kinds) != {"general", "role_specific"}:
             continue
         general, specific = records[kinds["general"]], records[kinds["role_specific"]]
-        language = get_split(splits[kinds["general"]]).language
+        language = splits[kinds["general"]].language
         for protocol in protocols:
             total = protocol.split_total(
                 _scores(general, protocol.name, "cus"), _scores(specific, protocol.name, "spe"), language
@@ -222,22 +229,37 @@ def _scores(records: Sequence[SampleRecord], protocol: str, metric: str) -> list
     return [r.protocol_scores.get(protocol, {}).get(metric) for r in records]
 
 
+def present_groups(groups: Mapping[str, Sequence[str]], tasks: Sequence[str]) -> list[GroupDef]:
+    """The groups whose every member is a task present or a group kept (groups of groups included)."""
+    known, kept = set(tasks), list[GroupDef]()
+    pending = dict(groups)
+    while True:
+        ready = [name for name, members in pending.items() if all(m in known for m in members)]
+        if not ready:
+            return kept
+        for name in ready:
+            kept.append(GroupDef(name, tuple(pending.pop(name))))
+            known.add(name)
+
+
 def aggregate_run(
     records: Mapping[str, Sequence[SampleRecord]],
-    splits: Mapping[str, str],
-    groups: Sequence[GroupDef],
+    splits: Mapping[str, SplitDef],
+    groups: Mapping[str, Sequence[str]],
     protocols: Sequence[ScoringProtocol],
     boot: BootstrapSettings,
     max_new_tokens: Mapping[str, int | None] | None = None,
     model_spec: str = "",
 ) -> tuple[dict[str, TaskResult], dict[str, GroupResult]]:
-    """Task and group results of a run from its scored samples (task -> records, task -> split).
+    """Task and group results of a run from its scored samples (task -> records, task -> split); `groups`:
+    the run's groups (name -> members), each aggregated when all its members are (`present_groups`).
     `model_spec`: the run's model (a floor run is not flagged below its own floor)."""
     limits = max_new_tokens or {}
     tasks = {
         task: task_result(splits[task], rows, protocols, boot, limits.get(task), model_spec)
         for task, rows in records.items()
     }
-    done = group_results(groups, tasks, [p.name for p in protocols], model_spec)
-    split_totals(groups, splits, records, protocols, done)
+    present = present_groups(groups, list(records))
+    done = group_results(present, tasks, [p.name for p in protocols], model_spec)
+    split_totals(present, splits, records, protocols, done)
     return tasks, done

@@ -37,6 +37,7 @@ from pydantic import ValidationError
 
 from rolebench.results.schema import SampleRecord, Verbatim
 from rolebench.scoring.copying import SPAN, copying
+from rolebench.scoring.metrics import AVG, METRIC_KEYS
 from rolebench.scoring.remembered import items_digest, remembered, remembered_key, texts_digest
 
 LENGTH_INFLATED = "length-inflated"
@@ -137,6 +138,19 @@ def verbatim_flags(measured: Mapping[str, Any] | None) -> list[str]:
     # the run's share on the items RoleGPT answered too (a record without it: its share over all answers)
     joined = measured.get("joined_share", share)
     return [VERBATIM_REFERENCES] if joined is not None and joined > VERBATIM_RATIO * rolegpt else []
+
+
+def below_floor(values: Mapping[str, Any], floors: Mapping[str, Any] | None, protocol: str) -> list[str]:
+    """The metrics (of CUS, RAW, SPE, avg) on which `values` is at or below a floor under `protocol`."""
+    found = []
+    for metric in (*METRIC_KEYS, AVG):
+        value = values.get(metric)
+        if value is None:
+            continue
+        heights = [((block or {}).get(protocol) or {}).get(metric) for block in (floors or {}).values()]
+        if any(h is not None and value <= h for h in heights):
+            found.append(metric)
+    return found
 
 
 def sorted_flags(flags: Sequence[str]) -> list[str]:

@@ -1,4 +1,5 @@
-"""Floors: what the null baselines score on a run's own items, and whether a score is at or below one.
+"""Floors: what the null baselines score on a run's own items (whether a score is at or below one is
+`rolebench.scoring.flags.below_floor`, the rule of the `below-floor` flag).
 
 A floor answers without a model: `baseline:question` restates the question, `baseline:description`
 recites the role's description, `baseline:train` repeats the train file's answer to the same
@@ -23,7 +24,7 @@ from typing import Any
 
 from model_adapters.baseline import FLOOR_SPECS as FLOOR_SPECS  # re-exported: the floors, by spec
 from model_adapters.baseline import FLOORS, INFO, TRAIN_FLOOR, baseline_answer
-from rolebench.data.splits import get_split
+from rolebench.data.splits import SplitDef
 from rolebench.results.schema import SampleRecord
 from rolebench.scoring.metrics import AVG, METRIC_KEYS, Scorable, metrics_for, score_samples
 from rolebench.scoring.protocols import ScoringProtocol
@@ -55,7 +56,7 @@ def held_floors(records: Sequence[SampleRecord]) -> tuple[str, ...]:
 
 
 def floor_scores(
-    split: str,
+    split: SplitDef,
     records: Sequence[SampleRecord],
     protocols: Sequence[ScoringProtocol],
     items: str | None = None,
@@ -63,7 +64,7 @@ def floor_scores(
     """Each floor's mean score per protocol and metric on `records` (the items the run scored), each
     computed once for the same items and protocol (`rolebench.scoring.remembered`; `items`: the records'
     `items_digest`, when the caller has it)."""
-    kind = get_split(split).kind
+    kind = split.kind
     scored = [r for r in records if r.output is not None and r.references]
     language = scored[0].language if scored else ""
     names = held_floors(scored)
@@ -123,17 +124,4 @@ def group_floors(members: Sequence[Mapping[str, Any]], nested: bool) -> Floors:
                 else mean_of_available(list(metrics.values()))
             )
             found.setdefault(spec, {})[protocol] = {**metrics, AVG: avg}
-    return found
-
-
-def below_floor(values: Mapping[str, Any], floors: Mapping[str, Any] | None, protocol: str) -> list[str]:
-    """The metrics (of CUS, RAW, SPE, avg) on which `values` is at or below a floor under `protocol`."""
-    found = []
-    for metric in (*METRIC_KEYS, AVG):
-        value = values.get(metric)
-        if value is None:
-            continue
-        heights = [((block or {}).get(protocol) or {}).get(metric) for block in (floors or {}).values()]
-        if any(h is not None and value <= h for h in heights):
-            found.append(metric)
     return found
