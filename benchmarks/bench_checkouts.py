@@ -35,10 +35,11 @@ ACCELERATORS = "rolebench/scoring"  # the compiled C accelerators (not in git), 
 
 
 def cli(checkout: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    """`python -m rolebench.cli ARGS` with `checkout`'s code first on the path, run from this checkout."""
+    """`python -m rolebench.cli ARGS` run from `checkout` (`-m` puts the working folder first on the path,
+    so the working folder decides whose code runs)."""
     done = subprocess.run(
         [sys.executable, "-m", "rolebench.cli", *args],
-        cwd=REPO_ROOT,  # one working folder: both find the same data
+        cwd=checkout,
         env={**env, "PYTHONPATH": str(checkout)},
         capture_output=True,
         text=True,
@@ -46,6 +47,26 @@ def cli(checkout: Path, *args: str, env: dict[str, str]) -> subprocess.Completed
     if done.returncode:
         sys.exit(f"{' '.join(args)} under {checkout} failed ({done.returncode}):\n{done.stderr[-2000:]}")
     return done
+
+
+def code_of(checkout: Path, env: dict[str, str]) -> Path:
+    """The folder whose `rolebench` a command run from `checkout` imports."""
+    found = subprocess.run(
+        [sys.executable, "-c", "import rolebench; print(rolebench.__file__)"],
+        cwd=checkout,
+        env={**env, "PYTHONPATH": str(checkout)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return Path(found.stdout.strip()).parent.parent
+
+
+def data_env(env: dict[str, str]) -> dict[str, str]:
+    """`env` naming the RoleBench folder both checkouts read ($ROLEBENCH_DATA, else ../shared/rolebench
+    beside this checkout), so that neither finds other data from its own folder; unchanged without one."""
+    found = env.get("ROLEBENCH_DATA") or str(REPO_ROOT.parent / "shared" / "rolebench")
+    return {**env, "ROLEBENCH_DATA": found} if Path(found).is_dir() else env
 
 
 def other_checkout(revision: str, into: Path) -> Path:
@@ -109,13 +130,16 @@ def main(argv: list[str] | None = None) -> int:
         "--limit", type=int, help="items per task of the main job (default: the main job's 30)"
     )
     args = parser.parse_args(argv)
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    env = data_env({**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"})
     args.work.mkdir(parents=True, exist_ok=True)
     cases = prepare(args.work.resolve(), args.demo, args.limit, env)
     with tempfile.TemporaryDirectory() as tmp:
         before = other_checkout(args.before, Path(tmp))
         try:
             checkouts = {"before": before, "now": REPO_ROOT}
+            for label, checkout in checkouts.items():  # each command runs the code it is meant to
+                if code_of(checkout, env).resolve() != checkout.resolve():
+                    sys.exit(f"{label}: a command run from {checkout} imports {code_of(checkout, env)}")
             print(f"before = {args.before}; now = this checkout; {args.rounds} rounds, alternately")
             print("| case | before s (min / median) | now s (min / median) | now / before (median) |")
             print("| --- | ---: | ---: | ---: |")

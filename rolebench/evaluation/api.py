@@ -196,12 +196,11 @@ def score(run: str | Path, protocol: str | None = None) -> RunResults:
         get_protocol(protocol)
     folder = run_folder(run, "run", "rolebench.score")
     with folder.lock():
-        record = repaired(folder)
+        record = repaired(folder, score=False)  # every samples file is scored again below
         if protocol is not None:
             record.add_protocol(protocol, get_protocol(protocol).describe())
             record.write(folder)
-        score_files(folder, record, rescore=True)
-        return write_derived(folder, record)
+        return write_derived(folder, record, score_files(folder, record, rescore=True))
 
 
 def refresh(folder: RunFolder) -> RunResults:
@@ -210,10 +209,10 @@ def refresh(folder: RunFolder) -> RunResults:
     return write_derived(folder, repaired(folder))
 
 
-def repaired(folder: RunFolder) -> RunRecord:
+def repaired(folder: RunFolder, *, score: bool = True) -> RunRecord:
     """The run a folder holds after the repair step (call under its lock, once per command), each repair
-    it made said on stderr."""
-    record, lines = repair_run(folder)
+    it made said on stderr (`score=False`: the command scores the samples files itself)."""
+    record, lines = repair_run(folder, score=score)
     for line in lines:
         print(f"rolebench: {line}", file=sys.stderr)
     return record

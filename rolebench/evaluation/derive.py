@@ -17,22 +17,26 @@ results until `evaluate` finishes them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from rolebench.data.splits import get_split
 from rolebench.errors import DataError
 from rolebench.evaluation.config import held_protocols, scoring_config
 from rolebench.evaluation.records import add_scores, fully_scored
 from rolebench.judging.results import judged_results
 from rolebench.results.provenance import now_iso
-from rolebench.results.schema import RunResults
+from rolebench.results.schema import RunResults, SampleRecord
 from rolebench.run.folder import RunFolder
 from rolebench.run.record import RunRecord
 from rolebench.scoring.aggregate import aggregate_run
 from rolebench.scoring.context import with_throughput
 
 
-def derive_results(folder: RunFolder, record: RunRecord) -> RunResults:
+def derive_results(
+    folder: RunFolder, record: RunRecord, read: Mapping[str, list[SampleRecord]] | None = None
+) -> RunResults:
     """The run's results.json document, from the folder's files (see the module docstring); it writes
-    nothing."""
+    nothing. `read`: samples files the caller has just written, by task (not read again)."""
     tasks = record.finished_tasks()
     if not tasks:
         raise DataError(
@@ -46,7 +50,8 @@ def derive_results(folder: RunFolder, record: RunRecord) -> RunResults:
     protocols = held_protocols(record.definition, record.config)
     records, digests = {}, {}
     for task in tasks:
-        records[task], digests[task] = folder.read_samples(task), str(folder.samples_digest(task))
+        records[task] = list(read[task]) if read and task in read else folder.read_samples(task)
+        digests[task] = str(folder.samples_digest(task))
         if record.finished.get(task) != digests[task] or not fully_scored(records[task], protocols):
             # not scored as the run holds it (the repairs were not asked for): scored here, in memory
             records[task] = add_scores(records[task], splits[task], protocols, protocols[0].name)
@@ -63,8 +68,11 @@ def derive_results(folder: RunFolder, record: RunRecord) -> RunResults:
     return judged_results(derived, folder.judgment_sets(), records)
 
 
-def write_derived(folder: RunFolder, record: RunRecord) -> RunResults:
-    """Derive results.json and write it (atomically), the one file it writes; the document written."""
-    results = derive_results(folder, record)
+def write_derived(
+    folder: RunFolder, record: RunRecord, read: Mapping[str, list[SampleRecord]] | None = None
+) -> RunResults:
+    """Derive results.json and write it (atomically), the one file it writes; the document written.
+    `read`: samples files the caller has just written, by task (not read again)."""
+    results = derive_results(folder, record, read)
     folder.write_results(results)
     return results

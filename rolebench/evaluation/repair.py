@@ -25,23 +25,26 @@ from rolebench.evaluation.guard import data_files
 from rolebench.evaluation.plan import plan_tasks
 from rolebench.evaluation.records import add_scores, fully_scored, scored_records
 from rolebench.judging.sets import adopt_legacy
-from rolebench.results.schema import RunResults
+from rolebench.results.schema import RunResults, SampleRecord
 from rolebench.run.definition import Execution
 from rolebench.run.folder import RunFolder
 from rolebench.run.record import RunRecord
 from rolebench.tasks.catalogue import resolve
 
 
-def repair_run(folder: RunFolder) -> tuple[RunRecord, list[str]]:
+def repair_run(folder: RunFolder, *, score: bool = True) -> tuple[RunRecord, list[str]]:
     """The run a folder holds, repaired for a command that reads it (call under its lock, once per
     command), and one line for each repair made, for the command to report. One DataError line when the
-    folder holds no run."""
+    folder holds no run. `score=False`: the samples files are left for the command to score (`rolebench
+    score` scores every one again itself)."""
     adopt_legacy(folder)
     record = open_run(folder)
     lines = restore_samples(folder, record)
     stale = results_note(folder, record)  # before any samples file is scored again
-    if score_files(folder, record):
-        write_derived(folder, record)  # results.json kept in step with the files scored again
+    if score:
+        scored = score_files(folder, record)
+        if scored:
+            write_derived(folder, record, scored)  # results.json kept in step with the files scored again
     return record, lines + ([stale] if stale else [])
 
 
@@ -89,19 +92,22 @@ def results_note(folder: RunFolder, record: RunRecord) -> str | None:
     )
 
 
-def score_files(folder: RunFolder, record: RunRecord, *, rescore: bool = False) -> list[str]:
+def score_files(
+    folder: RunFolder, record: RunRecord, *, rescore: bool = False
+) -> dict[str, list[SampleRecord]]:
     """Score again, and write, each finished task's samples file that lacks a protocol the run holds or
-    is not the file the run wrote (every one with `rescore`: `rolebench score`); the tasks written."""
+    is not the file the run wrote (every one with `rescore`: `rolebench score`); the records written, by
+    task (for deriving results.json without reading them again)."""
     protocols = held_protocols(record.definition, record.config)
     splits = record.splits()
-    written = []
+    written = {}
     for task in record.finished_tasks():
         rows = folder.read_samples(task)
         changed = record.finished.get(task) != folder.samples_digest(task)
         if rescore or changed or not fully_scored(rows, protocols):
             rows = add_scores(rows, get_split(splits[task]), protocols, protocols[0].name)
             record.wrote(task, folder.write_samples(task, rows))
-            written.append(task)
+            written[task] = rows
     if written:
         record.write(folder)
     return written
