@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Self
@@ -43,8 +44,14 @@ def _some_path(value: Any) -> Any:
     return value
 
 
+def _path_as_text(value: Any) -> Any:
+    return os.fspath(value) if isinstance(value, os.PathLike) else value
+
+
 Int = Annotated[int, BeforeValidator(_no_bool)]
 PathText = Annotated[Path, BeforeValidator(_some_path)]  # a path given as text; empty text refused
+# a location given as text or as a path object (a folder, or hf://ORG/NAME@VERSION): kept as text
+Location = Annotated[str, BeforeValidator(_path_as_text)]
 Float = Annotated[float, BeforeValidator(_no_bool), BeforeValidator(_finite), Field(allow_inf_nan=False)]
 
 

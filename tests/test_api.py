@@ -36,6 +36,16 @@ def test_evaluate_returns_what_it_writes_into_a_temporary_folder_when_none_is_gi
     assert results.config.run is not None and results.config.run["limit"] == 3
 
 
+def test_a_data_folder_may_be_given_as_a_path(tmp_path):
+    import rolebench.data
+
+    demo = Path(rolebench.data.__file__).parent / "demo"
+    as_path = rolebench.evaluate("baseline:rolegpt", DEMO, limit=3, data_dir=demo, output=tmp_path / "a")
+    as_text = rolebench.evaluate("baseline:rolegpt", DEMO, limit=3, data_dir=str(demo), output=tmp_path / "b")
+    assert as_path.config.run is not None and as_path.config.run["data_dir"] == str(demo)  # recorded as text
+    assert as_path.results["rolebench_demo_general"].cus == as_text.results["rolebench_demo_general"].cus
+
+
 def test_judge_and_score_return_what_they_write(tmp_path, fake_openai):
     run = tmp_path / "run"
     rolebench.evaluate("baseline:rolegpt", [DEMO], output=run, progress=False)

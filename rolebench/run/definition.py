@@ -26,7 +26,16 @@ from model_adapters.interface import MAX_SEED
 from rolebench.errors import ConfigError
 from rolebench.results.scoring_settings import DEFAULT_PROTOCOL, BootstrapSettings, check_protocol_name
 from rolebench.run.elicitation import ZERO_SHOT, Elicitation
-from rolebench.settings_model import Float, Int, PathText, SettingsModel, key_values, listed, setting
+from rolebench.settings_model import (
+    Float,
+    Int,
+    Location,
+    PathText,
+    SettingsModel,
+    key_values,
+    listed,
+    setting,
+)
 from rolebench.storage.records import content_key
 
 MAX_BOOTSTRAP = 100_000  # lm-eval's bootstrap_iters; 10**9 resamples would take tens of GB and hours
@@ -98,7 +107,7 @@ class RunDefinition(SettingsModel):
         group="generation",
         key_values=True,
     )
-    data_dir: str | None = setting(
+    data_dir: Location | None = setting(
         None,
         "local RoleBench folder in the Hub layout, a `rolebench data build` folder, or hf://ORG/NAME@VERSION "
         "(default: $ROLEBENCH_DATA, else the upstream Hub repo at a pinned revision)",
