@@ -1,4 +1,4 @@
-"""The one rule of what makes two runs the same run (`rolebench.run.definition.SAME_RUN`): the guard's
+"""The one rule of what makes two runs the same run (`rolebench.run.same_run.SAME_RUN`): the guard's
 settings, the sweep's identity and the generation keys all follow it."""
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from rolebench.cached_model import CachedModel
 from rolebench.data.resolve import resolve_source
 from rolebench.evaluation.generate import generation_key
 from rolebench.evaluation.plan import plan_tasks
-from rolebench.run.definition import BY_VALUE, RESOLVED_ONLY, SAME_RUN, RunDefinition
+from rolebench.run.definition import RunDefinition
+from rolebench.run.same_run import BY_VALUE, CHANGES_ANSWERS, RESOLVED_ONLY, SAME_RUN
 from rolebench.storage.records import RecordStore
 from rolebench.tasks.catalogue import resolve
 
@@ -58,6 +59,7 @@ def test_generation_keys_change_with_the_settings_that_change_answers_only(tmp_p
         "repetition_penalty": 1.2,
         "seed": 4,
     }
+    assert set(changes) == set(CHANGES_ANSWERS)  # the rule's list of what an answer depends on
     for name, value in changes.items():
         assert set(keys(tmp_path / name, **{**sampled, name: value})).isdisjoint(base), name
     for name, value in {"protocol": "rolebench", "bootstrap": 10}.items():  # the numbers, not the answers

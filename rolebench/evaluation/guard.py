@@ -8,7 +8,7 @@ differs: another model, another setting of the definition, other data, a smaller
 never shrink without the user asking). `--overwrite` replaces the run: its files go, and the generation
 store stays when the model is the same (its answers are keyed by everything that changes them).
 Which settings make it the same run, and how each is compared, is the run definition's one rule
-(`rolebench.run.definition.SAME_RUN`).
+(`rolebench.run.same_run.SAME_RUN`).
 """
 
 from __future__ import annotations
