@@ -116,19 +116,17 @@ def read_split(
     )
     path, profiles = required[split.file(file)], required[split.profiles]
     baseline_at, raw_at, trained_at = (found.get(name) for name in (baseline, raw, trained))
-    descriptions, items = read_json(profiles), read_jsonl(path)
-    # every file opened before any is joined: each is read once, lazily, as its join goes through it
-    baselines = (baseline_at, enumerate(read_jsonl(baseline_at), 1)) if baseline_at else None
-    raws = (raw_at, numbered_jsonl(raw_at)) if raw_at else None
-    trains = (trained_at, numbered_jsonl(trained_at)) if trained_at else None
+    descriptions, items = read_json(profiles), read_jsonl(path)  # each file read once, as it is joined
     joins = _Joins(
         split,
         location,
         id_prefix=split.id if file == "test.jsonl" else f"{split.id}/{part}",
         descriptions=checked_descriptions(descriptions, profiles),
-        baselines=baseline_answers(*baselines) if baselines else BaselineAnswers([]),
-        raws=joined_raw(*raws) if raws else None,
-        trained=indexed_train(trained, *trains) if trains else None,
+        baselines=baseline_answers(baseline_at, enumerate(read_jsonl(baseline_at), 1))
+        if baseline_at
+        else BaselineAnswers([]),
+        raws=joined_raw(raw_at, numbered_jsonl(raw_at)) if raw_at else None,
+        trained=indexed_train(trained, trained_at, numbered_jsonl(trained_at)) if trained_at else None,
     )
     samples: list[Sample] = []
     for index, rec in enumerate(items):

@@ -184,7 +184,7 @@ def judge_folder(
             judge_run(folder, records, judge, settings)
         else:
             judge_versus(folder, records, against, judge, settings)
-        return write_derived(folder, record)
+        return write_derived(folder, record, records)  # the samples as read above, under the same lock
 
 
 @python_api

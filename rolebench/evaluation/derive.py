@@ -36,7 +36,8 @@ def derive_results(
     folder: RunFolder, record: RunRecord, read: Mapping[str, list[SampleRecord]] | None = None
 ) -> RunResults:
     """The run's results.json document, from the folder's files (see the module docstring); it writes
-    nothing. `read`: samples files the caller has just written, by task (not read again)."""
+    nothing. `read`: the samples records the caller holds, by task, read or written under the folder's lock
+    this command holds (not read again)."""
     tasks = record.finished_tasks()
     if not tasks:
         raise DataError(
@@ -72,7 +73,8 @@ def write_derived(
     folder: RunFolder, record: RunRecord, read: Mapping[str, list[SampleRecord]] | None = None
 ) -> RunResults:
     """Derive results.json and write it (atomically), the one file it writes; the document written.
-    `read`: samples files the caller has just written, by task (not read again)."""
+    `read`: the samples records the caller holds, by task, read or written under the folder's lock
+    this command holds (not read again)."""
     results = derive_results(folder, record, read)
     folder.write_results(results)
     return results
