@@ -78,8 +78,10 @@ def judge(plan: Plan, tags: tuple[str, str] = ("cand", "opp")) -> Scripted:
         if decision == "garbage":
             return "I cannot decide."
         texts = dict(re.findall(r"\[(model_[ab])\]\n(.*?)\n\[end of", shown, re.DOTALL))
-        side = {"candidate": tags[0], "opponent": tags[1]}.get(decision)
-        winner = next((label for label, text in texts.items() if text.startswith(f"<{side}>")), "tie")
+        # the opponent's replies carry its tag; the candidate's may not (a real model)
+        opponent = [label for label, text in texts.items() if text.startswith(f"<{tags[1]}>")]
+        other = {"model_a": "model_b", "model_b": "model_a"}[opponent[0]]
+        winner = "tie" if decision == "tie" else opponent[0] if decision == "opponent" else other
         reason = f"round {number}: {decision}"
         return json.dumps(
             {"winner": winner, "next_round_user_speaks": f"user {number + 1}", "decision_reason": reason}
