@@ -21,8 +21,9 @@ from typing import Any
 
 from model_adapters import Generation, GenerationConfig, Request
 from rolebench.cached_model import CachedModel
-from rolebench.sessions.data import SessionItem, load_roles, template_hashes
-from rolebench.sessions.loop import Players, SessionSettings, play
+from rolebench.sessions.data import SessionItem, load_roles
+from rolebench.sessions.loop import play
+from rolebench.sessions.settings import Players, SessionSettings, session_header
 from rolebench.sessions.store import SessionLog, log_path
 from rolebench.storage.records import RecordStore
 
@@ -63,7 +64,7 @@ def candidate(label: str) -> Scripted:
     return Scripted(label, reply)
 
 
-def judge(plan: Plan, tags: tuple[str, str] = ("cand", "opp")) -> Scripted:
+def judge(plan: Plan, tags: tuple[str, str] = ("cand", "opp"), label: str = "judge") -> Scripted:
     def reply(request: Request) -> str:
         messages = request.messages
         name = re.search(r"chatting with the character (.+?), and", messages[0]["content"])
@@ -87,11 +88,7 @@ def judge(plan: Plan, tags: tuple[str, str] = ("cand", "opp")) -> Scripted:
             {"winner": winner, "next_round_user_speaks": f"user {number + 1}", "decision_reason": reason}
         )
 
-    return judge_model(reply)
-
-
-def judge_model(reply: Callable[[Request], str]) -> Scripted:
-    return Scripted("judge", reply)
+    return Scripted(label, reply)
 
 
 def cached(adapter: Scripted, store: RecordStore) -> CachedModel:
@@ -115,8 +112,8 @@ def standard_plan(name: str, number: int, attempt: int) -> str:
     return "candidate" if number == 2 else "garbage"
 
 
-def header(settings: SessionSettings) -> dict[str, Any]:
-    return {"settings": settings.header(), "templates": template_hashes(), "data": "scripted roles"}
+def header(settings: SessionSettings, players: Players) -> dict[str, Any]:
+    return session_header(players, settings, {"roles": "scripted"})
 
 
 def standard_run(run_dir: Path) -> tuple[SessionLog, Players]:
@@ -127,7 +124,7 @@ def standard_run(run_dir: Path) -> tuple[SessionLog, Players]:
     )
     settings = SessionSettings(turns=3, seed=7, judge_attempts=2)
     items = role_items(run_dir / "data", ["Ann", "Bob"])
-    log = SessionLog(log_path(run_dir, "roles"), header(settings))
+    log = SessionLog(log_path(run_dir, "roles"), header(settings, players))
     play(items, players, settings, log)
     return log, players
 

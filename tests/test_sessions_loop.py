@@ -6,13 +6,17 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from model_adapters import Generation, GenerationConfig
 from rolebench.errors import ConfigError
-from rolebench.sessions.loop import Players, SessionSettings, placement, play
+from rolebench.sessions.loop import play
+from rolebench.sessions.rejudge import rejudge
+from rolebench.sessions.settings import Players, SessionSettings, placement
+from rolebench.sessions.stats import judge_agreement
 from rolebench.sessions.store import SessionLog, log_path
 from rolebench.storage.records import RecordStore
 from tests.sessions_scripted import (
@@ -108,10 +112,14 @@ def test_a_failed_call_stalls_the_session_until_a_rerun(tmp_path: Path) -> None:
 
 
 def test_other_settings_are_refused_and_a_torn_line_is_dropped(tmp_path: Path) -> None:
-    first, _ = standard_run(tmp_path)
+    first, players = standard_run(tmp_path)
     path = log_path(tmp_path, "roles")
     with pytest.raises(ConfigError, match="played with other settings \\(settings differ\\)"):
-        SessionLog(path, header(SessionSettings(turns=4)))
+        SessionLog(path, header(SessionSettings(turns=4), players))
+    changed = [replace(item, greeting="Hi.") for item in role_items(tmp_path / "data", ["Ann"])]
+    settings = SessionSettings(turns=3, seed=7, judge_attempts=2)
+    with pytest.raises(ConfigError, match="session on role/en/Ann was played on another version of the item"):
+        play(changed, players, settings, SessionLog(path, header(settings, players)))
     whole = path.read_bytes()
     path.write_bytes(whole + b'{"item": "role/en/Ann", "tu')
     kept = json.loads(whole.splitlines()[0])["header"]
@@ -121,8 +129,8 @@ def test_other_settings_are_refused_and_a_torn_line_is_dropped(tmp_path: Path) -
 def test_settings_are_checked() -> None:
     with pytest.raises(ConfigError, match="turns 0 is not allowed"):
         SessionSettings(turns=0)
-    header = SessionSettings(answer_config=GenerationConfig(batch_size=2)).header()
-    assert header == SessionSettings().header()  # batching decides nothing
+    batched = SessionSettings(answer_config=GenerationConfig(batch_size=2)).header()
+    assert batched == SessionSettings().header()  # batching decides nothing
 
 
 def _records(run_dir: Path) -> list[dict]:
@@ -150,3 +158,39 @@ def test_a_run_killed_at_any_call_resumes_to_the_same_sessions(tmp_path: Path) -
         assert _records(run_dir) == expected, kill_at
         # every call answered before the kill was stored: only the rest is asked again
         assert sum(len(a.requests) for a in _adapters(players)) == STANDARD_CALLS - (kill_at - 1), kill_at
+
+
+def test_a_second_judge_on_the_same_turns(tmp_path: Path) -> None:
+    first, players = standard_run(tmp_path)
+    second = judge(lambda name, number, attempt: "candidate", label="judge-2")
+    model = cached(second, players.judge.store)
+    settings = SessionSettings(turns=3, seed=7, judge_attempts=2)
+    items = role_items(tmp_path / "data", ["Ann", "Bob"])
+    log = SessionLog(tmp_path / "rejudged.jsonl", {"rejudged": "roles"})
+    done = rejudge(items, first, model, settings, log)
+    assert done.turns == 6 and done.failures == 0 and len(second.requests) == 6  # one batch, no retry
+    ann_2 = next(
+        r
+        for r in second.requests
+        if "Ann" in r.messages[0]["content"] and "Round 2" in r.messages[-1]["content"]
+    )
+    earlier = json.loads(ann_2.messages[4]["content"])  # round 1 as it was played, without its reason
+    ann_1 = first.sessions()["role/en/Ann"][1]
+    assert earlier == {
+        "winner": "model_b" if ann_1["placement"]["model_b"] == "candidate" else "model_a",
+        "next_round_user_speaks": "user 2",
+    }
+    assert [r["winner"] for r in log.records] == ["candidate"] * 6
+    found = judge_agreement(first.records, log.records)
+    # the first judge: Ann win, tie, loss; Bob loss, win (its third round failed); the second: win throughout
+    assert (
+        found["n"] == 5
+        and found["agreement"] == pytest.approx(2 / 5)
+        and found["kappa"] == pytest.approx(0.0)
+    )
+    assert (
+        rejudge(
+            items, first, model, settings, SessionLog(tmp_path / "rejudged.jsonl", {"rejudged": "roles"})
+        ).turns
+        == 0
+    )

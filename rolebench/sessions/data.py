@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
@@ -57,6 +57,12 @@ class SessionItem:
     system_prompt: str  # what each candidate is told (the character to play)
     greeting: str  # the character's opening line: the conversation's first assistant turn
     judge_prompt: str  # the judge's system prompt: the user to simulate and how to judge
+
+    def digest(self) -> str:
+        """SHA-256 of everything the item gives a session (a kept session is played on the same item)."""
+        return hashlib.sha256(
+            json.dumps(asdict(self), ensure_ascii=False, sort_keys=True).encode()
+        ).hexdigest()
 
 
 def render(template: str, **values: Any) -> str:

@@ -3,9 +3,10 @@
 For each item: the character's greeting opens; the judge writes the user's first line (turn 0); then at
 each turn 1..N both candidates (the model under test, "candidate", and the "opponent") answer the same
 history, shown to the judge as "model_a" / "model_b" in an order drawn from (run seed, item id, turn)
-(`placement`: reproducible, and the same whatever else runs beside it); the judge's JSON verdict names the
-winner and the user's next line, and the conversation goes on with the winner's answer. On a tie it goes
-on with the answer shown as model_a (the drawn order decides, favouring neither candidate).
+(`settings.placement`: reproducible, and the same whatever else runs beside it); the judge's JSON
+verdict names the winner and the user's next line, and the conversation goes on with the winner's
+answer. On a tie it goes on with the answer shown as model_a (the drawn order decides, favouring neither
+candidate).
 
 Every call goes through `CachedModel.complete` (stored as it arrives, never made twice). A judge reply
 that does not parse is asked again, at most `judge_attempts` times in all, each attempt with its own
@@ -18,7 +19,7 @@ turn each per round, so every round's calls go to the backends as one batch.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from model_adapters import GenerationConfig, Message, Request
@@ -26,62 +27,12 @@ from model_adapters.interface import item_seed
 from rolebench.cached_model import CachedModel
 from rolebench.errors import ConfigError
 from rolebench.sessions.data import SessionItem, render
+from rolebench.sessions.settings import SIDES, Ask, Played, Players, SessionSettings, placement
 from rolebench.sessions.store import SessionLog, session_over
 from rolebench.sessions.verdict import TurnVerdict, VerdictError, parse_opening, parse_turn
 
-SIDES = ("candidate", "opponent")
+K = TypeVar("K")
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class Players:
-    """The model under test, its opponent, and the judge (who also plays the user)."""
-
-    candidate: CachedModel
-    opponent: CachedModel
-    judge: CachedModel
-
-
-@dataclass(frozen=True)
-class SessionSettings:
-    turns: int = 5
-    seed: int = 0
-    judge_attempts: int = 3  # judge replies asked for per turn, in all, before the turn is a failure
-    answer_config: GenerationConfig = field(default_factory=GenerationConfig)
-    judge_config: GenerationConfig = field(default_factory=GenerationConfig)
-
-    def __post_init__(self) -> None:
-        for name, value in (("turns", self.turns), ("judge_attempts", self.judge_attempts)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigError(
-                    f"{name} {value!r} is not allowed", where=name, fix="use a whole number >= 1"
-                )
-
-    def header(self) -> dict[str, Any]:
-        """What of these settings decides the sessions (batching and concurrency do not)."""
-        return {
-            "turns": self.turns,
-            "seed": self.seed,
-            "judge_attempts": self.judge_attempts,
-            "answer_decoding": self.answer_config.decoding_key(),
-            "judge_decoding": self.judge_config.decoding_key(),
-        }
-
-
-@dataclass
-class Played:
-    """What one `play` call did: turns kept, failures among them, and the stalled sessions (item id ->
-    the failed call's error; the next run asks again)."""
-
-    turns: int = 0
-    failures: int = 0
-    stalled: dict[str, str] = field(default_factory=dict)
-
-
-def placement(seed: int, item_id: str, turn: int) -> dict[str, str]:
-    """Which candidate is shown as model_a and which as model_b at one turn of one session."""
-    first, second = SIDES if item_seed(seed, f"{item_id}\x00{turn}") % 2 == 0 else SIDES[::-1]
-    return {"model_a": first, "model_b": second}
 
 
 @dataclass
@@ -116,53 +67,55 @@ class _Session:
 
 
 def _ask(
-    model: CachedModel, chats: Mapping[str, tuple[list[Message], int]], config: GenerationConfig, desc: str
-) -> dict[str, dict[str, Any]]:
-    """One batch of calls (item id -> messages and seed): each item's answer record."""
+    model: CachedModel, chats: Mapping[K, tuple[list[Message], int]], config: GenerationConfig, desc: str
+) -> dict[K, dict[str, Any]]:
+    """One batch of calls (each ask -> its messages and seed): each ask's answer record."""
     keys = {
-        item: model.key("session", config.decoding_key(), messages, seed if config.samples else None)
-        for item, (messages, seed) in chats.items()
+        ask: model.key("session", config.decoding_key(), messages, seed if config.samples else None)
+        for ask, (messages, seed) in chats.items()
     }
-    calls = {keys[item]: Request(id=keys[item], messages=m, seed=s) for item, (m, s) in chats.items()}
+    calls = {keys[ask]: Request(id=keys[ask], messages=m, seed=s) for ask, (m, s) in chats.items()}
     records = model.complete(calls, config, desc=desc, progress=False).records
-    return {item: records[key] for item, key in keys.items()}
+    return {ask: records[key] for ask, key in keys.items()}
 
 
-def _judged(
-    sessions: Sequence[_Session],
-    prompts: Mapping[str, list[Message]],
-    parse: Callable[[str, str], T],
-    setup: tuple[Players, SessionSettings],
+def ask_judge(
+    judge: CachedModel,
+    prompts: Mapping[Ask, list[Message]],
+    parse: Callable[[Ask, str], T],
+    settings: SessionSettings,
     played: Played,
-) -> dict[str, tuple[list[str], T | None, str | None]]:
-    """Each session's judge replies (every attempt), the parsed answer, and the last problem if none
-    parsed; a session whose judge call failed outright is stalled instead."""
-    players, settings = setup
-    found: dict[str, tuple[list[str], T | None, str | None]] = {s.item.id: ([], None, None) for s in sessions}
-    waiting = {s.item.id: len(s.turns) for s in sessions}  # item -> the turn being judged
+) -> dict[Ask, tuple[list[str], T | None, str | None]]:
+    """The judge's replies to each `(item id, turn)`'s messages: every attempt's text, the parsed answer,
+    and the last attempt's problem when none parsed (see the module docstring). An ask whose call failed
+    outright is left out, its session stalled."""
+    found: dict[Ask, tuple[list[str], T | None, str | None]] = {ask: ([], None, None) for ask in prompts}
+    problems: dict[Ask, list[str]] = {ask: [] for ask in prompts}
+    waiting = list(prompts)
     for attempt in range(settings.judge_attempts):
         chats = {}
-        for item, turn in waiting.items():
-            messages = list(prompts[item])
-            for raw in found[item][0]:  # every failed attempt is shown, with what was wrong
-                problem = found[item][2] or ""
+        for ask in waiting:
+            messages = list(prompts[ask])
+            for raw, problem in zip(
+                found[ask][0], problems[ask], strict=True
+            ):  # each failed attempt, and why
                 messages += [
                     {"role": "assistant", "content": raw},
                     {"role": "user", "content": render("judge_retry.j2", problem=problem)},
                 ]
-            chats[item] = (messages, item_seed(settings.seed, f"{item}/{turn}/judge/{attempt}"))
-        answers = _ask(players.judge, chats, settings.judge_config, "sessions: judge")
-        for item, record in answers.items():
+            chats[ask] = (messages, item_seed(settings.seed, f"{ask[0]}/{ask[1]}/judge/{attempt}"))
+        for ask, record in _ask(judge, chats, settings.judge_config, "sessions: judge").items():
             if record["output"] is None:
-                played.stalled[item] = str(record["error"])
-                del found[item]
+                played.stalled[ask[0]] = str(record["error"])
+                del found[ask]
                 continue
-            raws = [*found[item][0], record["output"]]
+            raws = [*found[ask][0], record["output"]]
             try:
-                found[item] = (raws, parse(item, record["output"]), None)
+                found[ask] = (raws, parse(ask, record["output"]), None)
             except VerdictError as problem:
-                found[item] = (raws, None, str(problem))
-        waiting = {item: turn for item, turn in waiting.items() if item in found and found[item][1] is None}
+                found[ask] = (raws, None, str(problem))
+                problems[ask].append(str(problem))
+        waiting = [ask for ask in waiting if ask in found and found[ask][1] is None]
         if not waiting:
             break
     return found
@@ -172,12 +125,14 @@ def _open(
     sessions: Sequence[_Session], setup: tuple[Players, SessionSettings], log: SessionLog, played: Played
 ) -> None:
     """Turn 0 of each session: the judge's first user line."""
-    prompts = {s.item.id: _Session(s.item, []).judge_chat() for s in sessions}
-    judged = _judged(sessions, prompts, lambda _, raw: parse_opening(raw), setup, played)
+    players, settings = setup
+    prompts = {(s.item.id, 0): _Session(s.item, []).judge_chat() for s in sessions}
+    judged = ask_judge(players.judge, prompts, lambda _, raw: parse_opening(raw), settings, played)
     for session in sessions:
-        if session.item.id in judged:
-            raws, line, problem = judged[session.item.id]
-            _keep(session, {"turn": 0, "judge": raws, "next_user": line, "failure": problem}, log, played)
+        if (session.item.id, 0) in judged:
+            raws, line, problem = judged[(session.item.id, 0)]
+            record = {"turn": 0, "item_sha": session.item.digest(), "judge": raws, "next_user": line}
+            _keep(session, record | {"failure": problem}, log, played)
 
 
 def _answers(
@@ -212,14 +167,22 @@ def _round(
         placed = placement(settings.seed, item, turn)
         text = {label: answers[item][side] for label, side in placed.items()}
         shown[item] = (placed, render("judge_turn.j2", turn=turn, turns=settings.turns, **text))
-    prompts = {s.item.id: [*s.judge_chat(), {"role": "user", "content": shown[s.item.id][1]}] for s in going}
-    last = {s.item.id: len(s.turns) == settings.turns for s in going}
-    judged = _judged(going, prompts, lambda item, raw: parse_turn(raw, last=last[item]), setup, played)
+    prompts = {
+        (s.item.id, len(s.turns)): [*s.judge_chat(), {"role": "user", "content": shown[s.item.id][1]}]
+        for s in going
+    }
+    judged = ask_judge(
+        setup[0].judge,
+        prompts,
+        lambda ask, raw: parse_turn(raw, last=ask[1] == settings.turns),
+        settings,
+        played,
+    )
     for session in going:
         item = session.item.id
-        if item not in judged:
+        if (item, len(session.turns)) not in judged:
             continue
-        raws, verdict, problem = judged[item]
+        raws, verdict, problem = judged[(item, len(session.turns))]
         placed, prompt = shown[item]
         record: dict[str, Any] = {"turn": len(session.turns), "user": session.turns[-1]["next_user"]}
         record |= {"placement": placed, "answers": answers[item], "shown": prompt, "judge": raws}
@@ -258,6 +221,14 @@ def play(
     """Play (or resume) a session on each item, keeping every turn in `log` as it arrives."""
     kept = log.sessions()
     sessions = [_Session(item, kept.get(item.id, [])) for item in items]
+    for session in sessions:
+        if session.turns and session.turns[0].get("item_sha") != session.item.digest():
+            raise ConfigError(
+                f"the session on {session.item.id} was played on another version of the item (its data "
+                "or prompt templates changed)",
+                where=str(log.path),
+                fix="use the data and rolebench the sessions were played with, or another run folder",
+            )
     played = Played()
     setup = (players, settings)
     active = [s for s in sessions if not session_over(s.turns, settings.turns)]
