@@ -17,7 +17,7 @@ from rolebench.sessions.loop import play
 from rolebench.sessions.rejudge import rejudge
 from rolebench.sessions.settings import Players, SessionSettings, placement
 from rolebench.sessions.stats import judge_agreement
-from rolebench.sessions.store import SessionLog, log_path
+from rolebench.sessions.store import SessionLog, log_path, read_log
 from rolebench.storage.records import RecordStore
 from tests.sessions_scripted import (
     CALLS,
@@ -123,7 +123,10 @@ def test_other_settings_are_refused_and_a_torn_line_is_dropped(tmp_path: Path) -
     whole = path.read_bytes()
     path.write_bytes(whole + b'{"item": "role/en/Ann", "tu')
     kept = json.loads(whole.splitlines()[0])["header"]
-    assert SessionLog(path, kept).records == first.records and path.read_bytes() == whole
+    reopened = SessionLog(path, kept)
+    assert reopened.records == first.records and path.read_bytes().endswith(b'"tu')  # reading never writes
+    reopened.append({"item": "role/en/Cy", "turn": 0, "failure": None})
+    assert path.read_bytes().startswith(whole) and len(read_log(path)[1]) == len(first.records) + 1
 
 
 def test_settings_are_checked() -> None:

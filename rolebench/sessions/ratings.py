@@ -55,6 +55,12 @@ def _check_defined(models: Sequence[str], matches: Sequence[Match]) -> None:
         raise RatingsUndefined("some model won every match or lost every match against the others")
 
 
+def _loss(design: np.ndarray, score: np.ndarray, beta: np.ndarray) -> float:
+    """The negative log-likelihood of the ratings `beta` (log(1 + e^-x) computed without overflow)."""
+    margin = design @ beta
+    return float(np.sum(score * np.logaddexp(0.0, -margin) + (1.0 - score) * np.logaddexp(0.0, margin)))
+
+
 def mle_elo(
     matches: Sequence[Match], *, scale: float = SCALE, base: float = BASE, init: float = INIT
 ) -> dict[str, float]:
@@ -68,11 +74,13 @@ def mle_elo(
     design[rows, [index[b] for _, b, _ in matches]] -= math.log(base)
     score = np.array([1.0 if w == a else 0.5 if w == "tie" else 0.0 for a, _, w in matches])
     beta = np.zeros(len(models))
-    for _ in range(100):
+    for _ in range(200):
         p = 1.0 / (1.0 + np.exp(-(design @ beta)))
         gradient = design.T @ (p - score)
         hessian = design.T @ (design * (p * (1.0 - p))[:, None])
         step = np.linalg.pinv(hessian, hermitian=True) @ gradient
+        while _loss(design, score, beta - step) > _loss(design, score, beta) and np.max(np.abs(step)) > 1e-12:
+            step /= 2.0  # Newton's full step overshot (far from the optimum): a shorter one
         beta -= step
         beta -= beta.mean()  # the likelihood is blind to a shift: keep the average where upstream's is
         if float(np.max(np.abs(step))) < 1e-12:

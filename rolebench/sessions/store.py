@@ -4,9 +4,9 @@ The file's first line is its header (`{"header": {...}}`: who played, who judged
 data and templates: everything that decides what the sessions are); each later line is one turn of one
 session (`turn` 0 is the judge's opening user line). A line is written with one `write` of its whole
 bytes to a file opened for appending, then flushed to disk, so a killed run leaves at most its last line
-torn; a torn last line is ignored on reading and cut off before the next append. A run that finds the
-file resumes each session at the turn it reached; a header that differs is refused, naming what differs
-(another setting would make other sessions).
+torn; a torn last line is ignored on reading (`read_log` never writes) and cut off before the next
+append. A run that finds the file resumes each session at the turn it reached; a header that differs is
+refused, naming what differs (another setting would make other sessions).
 
 A session is over after its last turn, or at a failure (a judge reply that did not parse within the
 attempts allowed: recorded, and the conversation cannot go on without the judge's next user line).
@@ -30,14 +30,35 @@ def log_path(run_dir: str | Path, task: str) -> Path:
     return Path(run_dir) / SESSIONS_DIR / f"{task}.jsonl"
 
 
+def read_log(path: str | Path) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """A sessions file's header and turn records, read only (a torn last line is left out; None and no
+    records when the file is not there or empty)."""
+    path = Path(path)
+    if not path.is_file():
+        return None, []
+    data = path.read_bytes()
+    whole = data[: data.rfind(b"\n") + 1]  # a line torn by a kill: nothing was promised of it
+    lines = [parse_json(line.decode("utf-8"), f"{path}:{n}") for n, line in enumerate(whole.splitlines(), 1)]
+    if not lines:
+        return None, []
+    first = lines[0]
+    if not isinstance(first, dict) or not isinstance(first.get("header"), dict):
+        raise DataError(
+            "not a sessions file: its first line is not a header",
+            where=f"{path}:1",
+            fix="remove the file (its sessions are played again) or point at another run folder",
+        )
+    return first["header"], [line for line in lines[1:] if isinstance(line, dict)]
+
+
 class SessionLog:
-    """One task's sessions file (see the module docstring)."""
+    """One task's sessions file, open to play into (see the module docstring)."""
 
     def __init__(self, path: str | Path, header: Mapping[str, Any]) -> None:
         """Open (or start) the file; `header` must equal the one a started file holds."""
         self.path = Path(path)
         self.header = json.loads(json.dumps(dict(header)))  # as it reads back
-        stored, self._records = self._read()
+        stored, self._records = read_log(self.path)
         if stored is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.path.write_bytes(b"")
@@ -50,34 +71,13 @@ class SessionLog:
                 fix="use the same settings to resume them, or another run folder for new sessions",
             )
 
-    def _read(self) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
-        """The header and the turn records; a torn last line is dropped (and cut off the file)."""
-        if not self.path.is_file():
-            return None, []
-        data = self.path.read_bytes()
-        whole = data[: data.rfind(b"\n") + 1]
-        if len(whole) != len(data):  # a line torn by a kill: nothing was promised of it
-            with open(self.path, "r+b") as handle:
-                handle.truncate(len(whole))
-        lines = [
-            parse_json(line.decode("utf-8"), f"{self.path}:{number}")
-            for number, line in enumerate(whole.splitlines(), 1)
-        ]
-        if not lines:
-            return None, []
-        first = lines[0]
-        if not isinstance(first, dict) or not isinstance(first.get("header"), dict):
-            raise DataError(
-                "not a sessions file: its first line is not a header",
-                where=f"{self.path}:1",
-                fix="remove the file (its sessions are played again) or point at another run folder",
-            )
-        return first["header"], [line for line in lines[1:] if isinstance(line, dict)]
-
     def _append(self, record: Mapping[str, Any]) -> None:
         line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
-        descriptor = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        descriptor = os.open(self.path, os.O_RDWR | os.O_APPEND)
         try:
+            size = os.fstat(descriptor).st_size
+            if size and os.pread(descriptor, 1, size - 1) != b"\n":  # a torn last line: cut off first
+                os.ftruncate(descriptor, os.pread(descriptor, size, 0).rfind(b"\n") + 1)
             os.write(descriptor, line)
             os.fsync(descriptor)
         finally:
