@@ -74,17 +74,21 @@ def mle_elo(
     design[rows, [index[b] for _, b, _ in matches]] -= math.log(base)
     score = np.array([1.0 if w == a else 0.5 if w == "tie" else 0.0 for a, _, w in matches])
     beta = np.zeros(len(models))
-    for _ in range(200):
+    for _ in range(100):
         p = 1.0 / (1.0 + np.exp(-(design @ beta)))
         gradient = design.T @ (p - score)
         hessian = design.T @ (design * (p * (1.0 - p))[:, None])
         step = np.linalg.pinv(hessian, hermitian=True) @ gradient
-        while _loss(design, score, beta - step) > _loss(design, score, beta) and np.max(np.abs(step)) > 1e-12:
-            step /= 2.0  # Newton's full step overshot (far from the optimum): a shorter one
-        beta -= step
-        beta -= beta.mean()  # the likelihood is blind to a shift: keep the average where upstream's is
-        if float(np.max(np.abs(step))) < 1e-12:
+        decrement = float(
+            gradient @ step
+        )  # Newton's decrement: twice the loss still to gain, near the optimum
+        if decrement < 1e-20:
             break
+        size, before = 1.0, _loss(design, score, beta)
+        while size > 1e-10 and _loss(design, score, beta - size * step) > before - 0.25 * size * decrement:
+            size /= 2.0  # Newton's full step overshot (far from the optimum): a shorter one
+        beta -= size * step
+        beta -= beta.mean()  # the likelihood is blind to a shift: keep the average where upstream's is
     return {name: float(scale * beta[index[name]] + init) for name in models}
 
 
