@@ -27,6 +27,14 @@ from rolebench.sessions.settings import Players, SessionSettings, session_header
 from rolebench.sessions.store import SessionLog, log_path
 from rolebench.storage.records import RecordStore
 
+# RPBench-Auto's release: $RPBENCH_DATA, else beside the RoleBench copy ($ROLEBENCH_DATA/../rpbench)
+RPBENCH = Path(
+    os.environ.get("RPBENCH_DATA")
+    or Path(
+        os.environ.get("ROLEBENCH_DATA", Path(__file__).resolve().parents[2] / "shared" / "rolebench")
+    ).parent
+    / "rpbench"
+)
 Plan = Callable[[str, int, int], str]
 CALLS = {"n": 0, "kill_at": 0}
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -11,15 +10,7 @@ import pytest
 from rolebench.errors import DataError
 from rolebench.sessions.data import GREETINGS, TEMPLATES, load_roles, load_rpbench, template_hashes
 from rolebench.sessions.verdict import VerdictError, parse_opening, parse_turn
-
-# RPBench-Auto's release: $RPBENCH_DATA, else beside the RoleBench copy ($ROLEBENCH_DATA/../rpbench)
-RPBENCH = Path(
-    os.environ.get("RPBENCH_DATA")
-    or Path(
-        os.environ.get("ROLEBENCH_DATA", Path(__file__).resolve().parents[2] / "shared" / "rolebench")
-    ).parent
-    / "rpbench"
-)
+from tests.sessions_scripted import RPBENCH
 
 
 @pytest.fixture(scope="module")

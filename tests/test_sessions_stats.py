@@ -17,8 +17,7 @@ import pytest
 
 from rolebench.sessions.ratings import RatingsUndefined, mle_elo, ratings_with_intervals, session_matches
 from rolebench.sessions.stats import judge_agreement, session_summary
-from tests.sessions_scripted import standard_run
-from tests.test_sessions_data import RPBENCH
+from tests.sessions_scripted import RPBENCH, standard_run
 
 
 def test_counts_of_the_known_transcripts(tmp_path: Path) -> None:
@@ -100,14 +99,14 @@ def test_ratings_by_hand() -> None:
         mle_elo([("a", "b", "a"), ("b", "c", "b"), ("a", "c", "a")])
 
 
-def _upstream() -> types.ModuleType:
+def _upstream(monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
     """RPBench-Auto's calculate_metrics.py, its missing `utils.extract_and_parse_json` given as json.loads."""
     path = RPBENCH / "calculate_metrics.py"
     if not path.is_file():
         pytest.skip(f"RPBench-Auto's calculate_metrics.py not found at {path}")
     for needed in ("pandas", "sklearn", "matplotlib"):
         pytest.importorskip(needed)
-    sys.modules.setdefault("utils", types.SimpleNamespace(extract_and_parse_json=json.loads))  # type: ignore[arg-type]
+    monkeypatch.setitem(sys.modules, "utils", types.SimpleNamespace(extract_and_parse_json=json.loads))
     spec = importlib.util.spec_from_file_location("rpbench_calculate_metrics", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -127,8 +126,8 @@ def _synthetic(models: list[str], n: int, seed: int, ties: bool) -> list[tuple[s
 
 
 @pytest.mark.parametrize("ties", [False, True])
-def test_ratings_equal_the_upstream_scripts(ties: bool) -> None:
-    upstream = _upstream()
+def test_ratings_equal_the_upstream_scripts(ties: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    upstream = _upstream(monkeypatch)
     matches = _synthetic(["m0", "m1", "m2", "m3"], 600, seed=5, ties=ties)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -139,9 +138,11 @@ def test_ratings_equal_the_upstream_scripts(ties: bool) -> None:
         assert rating == pytest.approx(float(expected[model]), abs=1e-3)
 
 
-def test_win_rates_equal_the_upstream_scripts_on_session_judgments(tmp_path: Path) -> None:
+def test_win_rates_equal_the_upstream_scripts_on_session_judgments(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The same turns written as upstream judgment files: its win rate matrix holds ours."""
-    upstream = _upstream()
+    upstream = _upstream(monkeypatch)
     draw = random.Random(2)
     records = [
         _record(
