@@ -22,6 +22,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from tqdm.auto import tqdm
+
 from model_adapters import GenerationConfig, Message, Request
 from model_adapters.interface import item_seed
 from rolebench.cached_model import CachedModel
@@ -216,9 +218,15 @@ def _keep(session: _Session, record: dict[str, Any], log: SessionLog, played: Pl
 
 
 def play(
-    items: Sequence[SessionItem], players: Players, settings: SessionSettings, log: SessionLog
+    items: Sequence[SessionItem],
+    players: Players,
+    settings: SessionSettings,
+    log: SessionLog,
+    *,
+    progress: bool = False,
 ) -> Played:
-    """Play (or resume) a session on each item, keeping every turn in `log` as it arrives."""
+    """Play (or resume) a session on each item, keeping every turn in `log` as it arrives; `progress`:
+    a bar of the turns played."""
     kept = log.sessions()
     sessions = [_Session(item, kept.get(item.id, [])) for item in items]
     for session in sessions:
@@ -232,13 +240,15 @@ def play(
     played = Played()
     setup = (players, settings)
     active = [s for s in sessions if not session_over(s.turns, settings.turns)]
-    while active:
-        _open([s for s in active if not s.turns], setup, log, played)
-        active = [
-            s for s in active if not session_over(s.turns, settings.turns) and s.item.id not in played.stalled
-        ]
-        _round(active, setup, log, played)
-        active = [
-            s for s in active if not session_over(s.turns, settings.turns) and s.item.id not in played.stalled
-        ]
+    to_play = sum(settings.turns - (int(s.turns[-1]["turn"]) if s.turns else 0) for s in active)
+    with tqdm(total=to_play, desc="sessions", unit="turn", disable=not progress) as bar:
+        while active:
+            _open([s for s in active if not s.turns], setup, log, played)
+            active = [s for s in active if not session_over(s.turns, settings.turns)]
+            active = [s for s in active if s.item.id not in played.stalled]
+            before = played.turns
+            _round(active, setup, log, played)
+            bar.update(played.turns - before)
+            active = [s for s in active if not session_over(s.turns, settings.turns)]
+            active = [s for s in active if s.item.id not in played.stalled]
     return played
