@@ -98,9 +98,8 @@ def ask_judge(
         chats = {}
         for ask in waiting:
             messages = list(prompts[ask])
-            for raw, problem in zip(
-                found[ask][0], problems[ask], strict=True
-            ):  # each failed attempt, and why
+            # each failed attempt is shown, with why it could not be read
+            for raw, problem in zip(found[ask][0], problems[ask], strict=True):
                 messages += [
                     {"role": "assistant", "content": raw},
                     {"role": "user", "content": render("judge_retry.j2", problem=problem)},

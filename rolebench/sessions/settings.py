@@ -68,8 +68,9 @@ def session_header(players: Players, settings: SessionSettings, data: Mapping[st
 
 @dataclass
 class Played:
-    """What one `play` call did: turns kept, failures among them, and the stalled sessions (item id ->
-    the failed call's error; the next run asks again)."""
+    """What one `play` (or `rejudge`) call did: the turns kept (a session's opening line counts as its
+    turn 0), the failures among them, and the stalled sessions (item id -> the failed call's error; the
+    next run asks again)."""
 
     turns: int = 0
     failures: int = 0
