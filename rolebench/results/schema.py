@@ -144,6 +144,34 @@ class GroupResult(BaseModel):
         return self
 
 
+class SessionResult(BaseModel):
+    """The numbers of one session task (`rolebench.sessions`): the model under test against one opponent,
+    turn by turn, with one judge playing the user (who they were: `RunConfig.sessions[task]`). A turn is a
+    win, a loss, a tie or a failure (a judge reply that never parsed: never a win); `win_rate` is wins over
+    decided turns (ties apart), its interval a bootstrap over sessions; `position` the share of decided turns
+    won by the answer shown first, and the win rate in each placement."""
+
+    model_config = ConfigDict(extra="allow")
+    kind: str  # "character", "scene" (RPBench-Auto) or "role" (RoleBench's roles)
+    language: str
+    n_items: int = Field(ge=0)  # sessions the task holds (under --limit: those taken)
+    n_sessions: int = Field(ge=0)  # sessions with at least their opening kept
+    n_complete: int = Field(ge=0)  # sessions played to their last turn, or ended by a failure
+    n_stalled: int = Field(default=0, ge=0)  # waiting on a call that failed (asked again by the next run)
+    n_turns: int = Field(ge=0)
+    wins: int = Field(ge=0)
+    losses: int = Field(ge=0)
+    ties: int = Field(ge=0)
+    failures: int = Field(ge=0)
+    win_rate: float | None = None
+    win_rate_ci: list[float] | None = None
+    win_rate_ties_half: float | None = None  # a tie as half a win
+    position: dict[str, Any] = {}
+    judges: dict[str, dict[str, Any]] = {}  # a second judge on the same turns: its numbers, agreement
+    flags: list[str] = []
+    log_sha256: str | None = None  # of the sessions file these numbers come from
+
+
 class RunConfig(BaseModel):
     """How the numbers were made (every field is recorded by `rolebench evaluate`)."""
 
@@ -166,6 +194,7 @@ class RunConfig(BaseModel):
     timings: dict[str, float] = {}
     command: str = ""
     rescored: dict[str, Any] | None = None
+    sessions: dict[str, Any] | None = None  # per session task: who played and judged, turns, data, templates
 
     _bootstrap = field_validator("bootstrap")(check_bootstrap)
 
@@ -180,6 +209,7 @@ class RunResults(BaseModel):
     config: RunConfig
     results: dict[str, TaskResult]
     groups: dict[str, GroupResult] = {}
+    sessions: dict[str, SessionResult] = {}  # the session tasks (`rolebench.sessions`)
     _folder: Path | None = PrivateAttr(default=None)
 
     @property

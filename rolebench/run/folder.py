@@ -28,7 +28,6 @@ from rolebench.run.layout import (
     ANSWER_FIELD,
     GENERATIONS_FILE,
     GENERATIONS_TABLE,
-    JUDGE_FILE,
     JUDGMENTS_DIR,
     LOCK_FILE,
     REPORT_FILE,
@@ -36,8 +35,9 @@ from rolebench.run.layout import (
     RUN_FILE,
     RUN_FILES,
     SAMPLES_DIR,
+    SESSION_JUDGES_DIR,
+    SESSIONS_DIR,
     STORE_FILES,
-    VERSUS_DIR,
     slug,
 )
 from rolebench.run.lock import FolderLock
@@ -45,22 +45,14 @@ from rolebench.storage.files import write_json_atomic, write_jsonl_atomic
 from rolebench.storage.jsonl import read_json
 from rolebench.storage.records import RecordStore, count_records
 
-__all__ = [  # the layout's names, and the judgment sets, reach callers through this module too
-    "GENERATIONS_FILE",
-    "JUDGE_FILE",
-    "JUDGMENTS_DIR",
+__all__ = [  # names of the layout and the judgment sets that reach callers through this module too
     "LOCK_FILE",
-    "REPORT_FILE",
     "RESULTS_FILE",
-    "RUN_FILE",
-    "SAMPLES_DIR",
-    "VERSUS_DIR",
     "WAIT_S",
     "JudgmentSet",
     "RunFolder",
     "read_results",
     "read_samples",
-    "slug",
     "write_results",
     "write_samples",
 ]
@@ -111,6 +103,11 @@ class RunFolder:
 
     def samples_path(self, task: str) -> Path:
         return self.samples_dir / f"{check_task_name(task, str(self.path))}.jsonl"
+
+    def session_log_path(self, task: str, judge: str | None = None) -> Path:
+        """A session task's turns as played, or (`judge`: its name) a second judge's verdicts on them."""
+        judged = () if judge is None else (SESSION_JUDGES_DIR, slug(judge))
+        return self.path.joinpath(SESSIONS_DIR, *judged, f"{check_task_name(task, str(self.path))}.jsonl")
 
     # the lock -------------------------------------------------------------------------------------
 

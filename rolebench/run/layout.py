@@ -7,6 +7,8 @@ DIR/samples/<task>.jsonl         one scored SampleRecord per sample, in dataset 
 DIR/generations.sqlite           every answer as it arrived (resume; samples files are rebuilt from it)
 DIR/judgments/<judge>/           against the RoleGPT baseline, one folder per judge: judge.json + <task>.jsonl
 DIR/judgments/versus/<run>/<judge>/   against another run (`judge --against`), one folder per opponent
+DIR/sessions/<task>.jsonl        a session task's turns as played (a header line, then one line per turn)
+DIR/sessions/judges/<judge>/<task>.jsonl   a second judge's verdicts on the same turns
 DIR/report.html                  `rolebench report`
 DIR/.rolebench.lock              one command at a time
 ```
@@ -29,9 +31,11 @@ JUDGMENTS_DIR = "judgments"
 VERSUS_DIR = "versus"
 JUDGE_FILE = "judge.json"
 REPORT_FILE = "report.html"
+SESSIONS_DIR = "sessions"
+SESSION_JUDGES_DIR = "judges"
 LOCK_FILE = ".rolebench.lock"
 STORE_FILES = (GENERATIONS_FILE, f"{GENERATIONS_FILE}-wal", f"{GENERATIONS_FILE}-shm")
-RUN_FILES = (RESULTS_FILE, RUN_FILE, SAMPLES_DIR, JUDGMENTS_DIR, REPORT_FILE)
+RUN_FILES = (RESULTS_FILE, RUN_FILE, SAMPLES_DIR, JUDGMENTS_DIR, SESSIONS_DIR, REPORT_FILE)
 _SLUG = re.compile(r"[^A-Za-z0-9._-]+")
 
 
