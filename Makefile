@@ -10,7 +10,7 @@ BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip --disable-pip-version-check -q
 TORCH := torch==2.13.0
 
-.PHONY: demo test checks env
+.PHONY: demo test checks env task-files
 
 demo: $(VENV)/.demo
 	$(BIN)/rolebench demo
@@ -19,10 +19,14 @@ test: $(VENV)/.test checks
 	$(BIN)/python -m pytest -q
 
 checks: $(VENV)/.test
+	$(BIN)/python -m rolebench.scoring.lmeval_lists --check
 	$(BIN)/python -m ruff format --check .
 	$(BIN)/python -m ruff check .
 	$(BIN)/python -m mypy
 	$(BIN)/lint-imports
+
+task-files:  # lm-eval's metric lists (tasks/rolebench/_rolebench_*.yaml), written from rolebench/scoring/metrics.py
+	$(BIN)/python -m rolebench.scoring.lmeval_lists
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
