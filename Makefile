@@ -19,14 +19,14 @@ test: $(VENV)/.test checks
 	$(BIN)/python -m pytest -q
 
 checks: $(VENV)/.test
-	$(BIN)/python -m rolebench.scoring.lmeval_lists --check
+	$(BIN)/python -m rolebench.scoring.lmeval_files --check
 	$(BIN)/python -m ruff format --check .
 	$(BIN)/python -m ruff check .
 	$(BIN)/python -m mypy
 	$(BIN)/lint-imports
 
-task-files:  # lm-eval's metric lists (tasks/rolebench/_rolebench_*.yaml), written from rolebench/scoring/metrics.py
-	$(BIN)/python -m rolebench.scoring.lmeval_lists
+task-files:  # lm-eval's task files (tasks/rolebench/), written from rolebench/data/splits.py and scoring/metrics.py
+	$(BIN)/python -m rolebench.scoring.lmeval_files
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)

@@ -29,6 +29,9 @@ class SplitDef:
     profiles: str
     raw_answers: str | None = None  # instructions file giving RAW references (general splits)
     builtin: bool = False  # shipped inside the package (the demo), independent of --data-dir
+    max_new_tokens: int = (
+        160  # its task file's `max_gen_toks`: the answer length cap, fitted to its references
+    )
 
     def file(self, name: str) -> str:
         return f"{self.folder}/{name}"
@@ -47,6 +50,7 @@ class Benchmark:
     group: str  # the task group that runs its splits (`tasks/rolebench/<group>.yaml`)
     label: str  # how tables name it
     splits: tuple[SplitDef, ...]
+    version: float = 2.0  # of its task files (lm-eval's `metadata.version`): raise it when they change
 
     @property
     def builtin(self) -> bool:
@@ -104,9 +108,22 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         "rolebench_zh",
         "Chinese instruction generalization",
         (
-            SplitDef("zh_general", "zh", "general", "rolebench-zh/general", "profiles-zh/desc.json", _ZH_RAW),
             SplitDef(
-                "zh_specific", "zh", "role_specific", "rolebench-zh/role_specific", "profiles-zh/desc.json"
+                "zh_general",
+                "zh",
+                "general",
+                "rolebench-zh/general",
+                "profiles-zh/desc.json",
+                _ZH_RAW,
+                max_new_tokens=256,
+            ),
+            SplitDef(
+                "zh_specific",
+                "zh",
+                "role_specific",
+                "rolebench-zh/role_specific",
+                "profiles-zh/desc.json",
+                max_new_tokens=320,
             ),
         ),
     ),
