@@ -110,6 +110,10 @@ def session_run(folder: Path, players_for: Any = None) -> Path:
     """A finished run with the standard sessions played into it and results.json holding their numbers."""
     run_folders.make_run(folder, "baseline:rolegpt", {"t": [sample(i) for i in range(3)]})
     players = players_for(folder) if players_for else players_of(folder)
-    log = play_into(folder, players)
+    try:
+        log = play_into(folder, players)
+    finally:
+        for model in (players.candidate, players.opponent, players.judge):
+            model.close()
     write_numbers(folder, log, 3)
     return folder
