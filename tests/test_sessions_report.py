@@ -119,3 +119,31 @@ def test_transcripts_in_chromium(run: Path, tmp_path: Path, width: int) -> None:
         driver.save_screenshot(str(ARTIFACTS / f"report-sessions-{width}.png"))
     finally:
         driver.quit()
+
+
+def test_a_second_judge_is_shown_beside_the_first(tmp_path: Path) -> None:
+    """results.json's `sessions[task].judges[NAME]` (the second judge's numbers and its agreement, as the
+    derivation writes them from `sessions/judges/NAME/`) in the task's table of other judges."""
+    from rolebench.sessions.rejudge import rejudge
+    from rolebench.sessions.stats import judge_agreement, session_summary
+    from rolebench.sessions.store import SessionLog, read_log
+    from tests.sessions_runs import SETTINGS
+    from tests.sessions_scripted import cached, judge, role_items
+
+    run = session_run(tmp_path / "run")
+    folder = RunFolder(run)
+    header, _ = read_log(folder.session_log_path(TASK))
+    played = SessionLog(folder.session_log_path(TASK), header or {})
+    second = cached(judge(lambda name, number, attempt: "candidate", label="j2"), folder.generation_store())
+    log = SessionLog(folder.session_log_path(TASK, judge="j2"), {"judge": "j2"})
+    items = role_items(tmp_path / "run-data", ["Ann", "Bob", "Cy"])
+    rejudge(items, played, second, SETTINGS, log)
+    results = folder.read_results()
+    agreement = judge_agreement(played.records, log.records)
+    results.sessions[TASK].judges = {"j2": {**session_summary(log.records), "agreement": agreement}}
+    folder.write_results(results)
+    (row,) = _task(run)["judges"]
+    # the second judge: the candidate every turn (7 of 7); agreement on the 6 turns both decided: 2 of 6
+    assert row["name"] == "j2" and row["win_rate"].startswith("100.0") and row["n"] == 6
+    assert row["agreement"] == "33.3" and row["kappa"] == "0.00"
+    assert "Other judges on the same turns" in render_report(run)
