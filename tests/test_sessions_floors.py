@@ -51,6 +51,30 @@ def content_judge() -> Scripted:
     return Scripted("content-judge", reply)
 
 
+def fresh_judge() -> Scripted:
+    """A judge that prefers the reply that is not a verbatim repeat of something already said (the greeting,
+    an earlier answer): a tie when both or neither repeat."""
+
+    def reply(request: Request) -> str:
+        messages = request.messages
+        rounds = [m["content"] for m in messages if m["role"] == "user" and m["content"].startswith("Round ")]
+        if not rounds:
+            return json.dumps({"next_round_user_speaks": "Tell me about your day."})
+        said = "\n".join(m["content"] for m in messages[:-1])
+        texts = dict(re.findall(r"\[(model_[ab])\]\n(.*?)\n\[end of", rounds[-1], re.DOTALL))
+        fresh = [label for label, text in sorted(texts.items()) if text.strip() not in said]
+        number = int(rounds[-1].split()[1])
+        return json.dumps(
+            {
+                "winner": fresh[0] if len(fresh) == 1 else "tie",
+                "next_round_user_speaks": f"What happens next? ({number + 1})",
+                "decision_reason": "says something new" if len(fresh) == 1 else "alike",
+            }
+        )
+
+    return Scripted("fresh-judge", reply)
+
+
 def _play(tmp_path: Path, greeting_as: str) -> tuple[list[dict], list]:
     store = RecordStore(tmp_path / "store.sqlite")
     items = load_rpbench(RPBENCH_DIR, "character")[:8]
@@ -159,3 +183,26 @@ def test_the_real_session_data(rolebench_data: Path) -> None:
         "greeting_in_references": ["zh_general/1113", "zh_general/1133"],
         "profile_in_references": ["zh_general/923"],
     }
+
+
+@pytest.mark.slow
+def test_smollm2_beats_the_greeting(smollm2_gguf: Path, tmp_path: Path) -> None:
+    """The embedded SmolLM2-135M against `baseline:greeting` on two RPBench-Auto characters, judged by
+    whether a reply says something new: it never loses (it may tie, repeating its own earlier answer)."""
+    pytest.importorskip("llama_cpp")
+    store = RecordStore(tmp_path / "store.sqlite")
+    items = load_rpbench(RPBENCH_DIR, "character")[:2]
+    settings = SessionSettings(turns=2, seed=1, answer_config=GenerationConfig(max_new_tokens=40))
+    model = CachedModel(f"llamacpp:{smollm2_gguf}", {"n_ctx": 2048, "n_threads": 2}, store)
+    floor = CachedModel("baseline:greeting", {}, store)
+    players = Players(model, floor, cached(fresh_judge(), store))
+    log = SessionLog(tmp_path / "smollm2.jsonl", header(settings, players))
+    try:
+        play(items, players, settings, log)
+    finally:
+        model.close()
+    turns = [r for r in log.records if r["turn"] > 0]
+    greetings = {item.id: item.greeting for item in items}
+    assert len(turns) == 4 and all(r["answers"]["opponent"] == greetings[r["item"]] for r in turns)
+    summary = session_summary(log.records)
+    assert summary["losses"] == 0 and summary["wins"] >= 2 and summary["failures"] == 0
