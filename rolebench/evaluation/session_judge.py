@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from model_adapters import GenerationConfig
 from rolebench.cached_model import CachedModel
 from rolebench.data.resolve import resolve_source
 from rolebench.errors import DataError
@@ -63,43 +64,48 @@ def _items(folder: RunFolder, task: str, played: dict[str, list[dict[str, Any]]]
 
 def judge_sessions(folder: RunFolder, spec: str, settings: JudgeSettings) -> list[str]:
     """Judge every played turn of every session task again with `spec` (call under the folder's lock);
-    one line per task saying what the pass did."""
-    lines = []
-    config = load_judge_config(settings.judge_config)
-    for task in session_tasks_of(folder):
-        path = folder.session_log_path(task)
-        header, _ = read_log(path)
-        if header is None:
-            continue
-        played = SessionLog(path, header)
-        model = CachedModel(spec, settings.adapter_options(), folder.generation_store())
-        if model.identity == (header.get("players") or {}).get("judge"):
-            lines.append(f"{task}: {spec} played these sessions as their judge: its verdicts are the log's")
-            continue
-        kept = header.get("settings") or {}
-        session_settings = SessionSettings(
-            turns=int(kept["turns"]),
-            seed=int(kept["seed"]),
-            judge_attempts=int(kept["judge_attempts"]),
-            judge_config=config.generation_config(0, concurrency=settings.concurrency),
-        )
-        name = judge_name(spec, model, session_settings)
-        log = SessionLog(
-            folder.session_log_path(task, judge=name),
-            {
-                "judge": model.identity,
-                "judge_decoding": session_settings.judge_config.decoding_key(),
-                "played": content_key(header),
-                "templates": template_hashes(),
-            },
-        )
-        items = _items(folder, task, played.sessions())
+    one line per task saying what the pass did. The judge is loaded once, when a turn needs it."""
+    tasks = session_tasks_of(folder)
+    if not tasks:
+        return []
+    decoding = load_judge_config(settings.judge_config).generation_config(0, concurrency=settings.concurrency)
+    with folder.generation_store() as store:
+        model = CachedModel(spec, settings.adapter_options(), store)
         try:
-            done = rejudge(items, played, model, session_settings, log)
+            return [line for task in tasks if (line := _judge_task(folder, task, model, decoding))]
         finally:
             model.close()
-        lines.append(_line(task, name, done.turns, done.failures, done.stalled, len(log.records)))
-    return lines
+
+
+def _judge_task(folder: RunFolder, task: str, model: CachedModel, decoding: GenerationConfig) -> str | None:
+    """One task's pass (see `judge_sessions`): its line; None when its log holds no header yet."""
+    path = folder.session_log_path(task)
+    header, _ = read_log(path)
+    if header is None:
+        return None
+    spec = str(model.spec)
+    if model.identity == (header.get("players") or {}).get("judge"):
+        return f"{task}: {spec} played these sessions as their judge: its verdicts are the log's"
+    kept = header.get("settings") or {}
+    settings = SessionSettings(
+        turns=int(kept["turns"]),
+        seed=int(kept["seed"]),
+        judge_attempts=int(kept["judge_attempts"]),
+        judge_config=decoding,
+    )
+    name = judge_name(spec, model, settings)
+    log = SessionLog(
+        folder.session_log_path(task, judge=name),
+        {
+            "judge": model.identity,
+            "judge_decoding": decoding.decoding_key(),
+            "played": content_key(header),
+            "templates": template_hashes(),
+        },
+    )
+    played = SessionLog(path, header)
+    done = rejudge(_items(folder, task, played.sessions()), played, model, settings, log)
+    return _line(task, name, done.turns, done.failures, done.stalled, len(log.records))
 
 
 def _line(task: str, name: str, new: int, failures: int, stalled: dict[str, str], kept: int) -> str:
