@@ -14,6 +14,11 @@
   (`rolebench.data.joins.TrainIndex`, put into `Request.meta["train_answer"]`); an item no train
   row asks gets no answer. It is what remembering the train split buys: on Chinese general, where
   every test instruction is a train instruction, 0.4860 CUS under the paper's recall (RoleGPT 0.5707).
+- The session floor `baseline:greeting` answers every turn of a role-play session
+  (`rolebench.sessions`) with the character's greeting: the conversation's first assistant message,
+  repeated whatever the user says. As opponent it is the floor a real model must beat; as candidate,
+  what a model that only repeats its opening would score. A conversation without an assistant message
+  (a single-turn task) gets no answer, saying why.
 They take no options.
 """
 
@@ -34,7 +39,8 @@ ANSWER_FIELDS = {
     "description": "description",
     "train": "train_answer",
 }
-BASELINES = tuple(ANSWER_FIELDS)
+GREETING = "greeting"  # answers from the conversation itself (its first assistant message), not from meta
+BASELINES = (*ANSWER_FIELDS, GREETING)
 FLOORS = ("question", "description", "train")  # the null baselines
 FLOOR_SPECS = tuple(f"baseline:{name}" for name in FLOORS)  # as results.json names them
 TRAIN_FLOOR = "train"  # answers only where the split's train file asks the same question
@@ -46,7 +52,14 @@ INFO = {
         "floor: the train answer to the same instruction",
         "the split's train.jsonl (first row with the same stripped question, any role)",
     ),
+    GREETING: ("floor: the character's greeting, every turn", "the session's first assistant message"),
 }
+
+
+def greeting_of(request: Request) -> str | None:
+    """The conversation's first assistant message (a session's greeting); None when it has none."""
+    found = next((m["content"] for m in request.messages if m["role"] == "assistant"), None)
+    return found if isinstance(found, str) and found.strip() else None
 
 
 def baseline_answer(name: str, meta: Mapping[str, Any]) -> str | None:
@@ -86,6 +99,9 @@ class BaselineAdapter(AdapterBase):
     def generate(
         self, requests: Sequence[Request], config: GenerationConfig
     ) -> Iterator[tuple[Request, Generation]]:
+        if self.name == GREETING:
+            yield from self._greetings(requests)
+            return
         field = ANSWER_FIELDS[self.name]
         for request in requests:
             answer = baseline_answer(self.name, request.meta)
@@ -99,3 +115,15 @@ class BaselineAdapter(AdapterBase):
                 yield request, Generation(text=None, error=missing, missing=True)
             else:
                 yield request, Generation(text=answer, finish_reason="stop")
+
+    def _greetings(self, requests: Sequence[Request]) -> Iterator[tuple[Request, Generation]]:
+        for request in requests:
+            greeting = greeting_of(request)
+            if greeting is None:
+                missing = (
+                    "no greeting: baseline:greeting answers role-play sessions (a conversation that opens "
+                    "with the character's greeting), not single-turn questions"
+                )
+                yield request, Generation(text=None, error=missing, missing=True)
+            else:
+                yield request, Generation(text=greeting, finish_reason="stop")

@@ -47,7 +47,7 @@ BACKENDS: dict[str, Backend] = {
             "baseline",
             "model_adapters.baseline:BaselineAdapter",
             "name",
-            "baseline:rolegpt|question|description|train",
+            "baseline:rolegpt|question|description|train|greeting",
         ),
     )
 }

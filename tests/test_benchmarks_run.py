@@ -44,6 +44,10 @@ CASES = [
         ["bench_judge", "--pairs", "20", "--concurrency", "4", "--latency", "0.01"], '"win_rate_lc"'
     ),
     pytest.param(
+        ["bench_sessions", "--sessions", "4", "--turns", "2", "--concurrency", "2", "--latency", "0.01"],
+        '"same_sessions": true',
+    ),
+    pytest.param(
         ["bench_length_control", "--pairs", "40", "--resamples", "5", "--repeat", "1", "--ae-draws", "2"],
         '"lc_sklearn"',
         marks=needs("sklearn"),

@@ -136,7 +136,9 @@ def _audit_parser(sub: Subparsers) -> None:
         "instruction) is in the split's train file, whose reference is a train answer, whose instruction "
         "shares 13 tokens with a train instruction (lm-eval's decontamination rule), that list the RoleGPT "
         "baseline answer among their references, and that repeat an earlier test item. A split without "
-        "a train file says so. --json writes the item ids behind every count.",
+        "a train file says so. The session tasks too: RPBench-Auto's repeated characters, greetings and "
+        "items, and the RoleBench roles' greeting or profile sentences found in their test answers. --json "
+        "writes the item ids behind every count.",
     )
     a.add_argument(
         "dir",
@@ -146,4 +148,9 @@ def _audit_parser(sub: Subparsers) -> None:
     )
     a.add_argument("--data-dir", help="the former spelling of DIR (still read, with a deprecation line)")
     a.add_argument("--revision", help="revision for the Hub or an hf:// location")
-    a.add_argument("--json", type=Path, metavar="FILE", help='write {"splits": {SPLIT: {...}}} with the ids')
+    a.add_argument(
+        "--json",
+        type=Path,
+        metavar="FILE",
+        help='write {"splits": {SPLIT: {...}}, "sessions": {TASK: {...}}} with the ids',
+    )

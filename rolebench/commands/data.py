@@ -192,6 +192,7 @@ def _info(args: argparse.Namespace) -> int:
 def _audit(args: argparse.Namespace) -> int:
     from rolebench.data.audit import audit_source, audit_table
     from rolebench.data.resolve import resolve_source
+    from rolebench.sessions.audit import audit_sessions, session_audit_lines
     from rolebench.storage.files import write_json_atomic
 
     given = args.dir
@@ -215,8 +216,15 @@ def _audit(args: argparse.Namespace) -> int:
             fix="give `rolebench data audit` a folder in the Hub layout (DIR, or ROLEBENCH_DATA)",
         )
     print(audit_table(audits.values()))
+    sessions = audit_sessions(source)
+    print("\nsession tasks (rolebench.sessions.audit):")
+    print("\n".join(f"  {line}" for line in session_audit_lines(sessions.values())))
     if args.json is not None:
-        document = {"source": source.describe(), "splits": {k: a.to_json() for k, a in audits.items()}}
+        document = {
+            "source": source.describe(),
+            "splits": {k: a.to_json() for k, a in audits.items()},
+            "sessions": {k: a.to_json() for k, a in sessions.items()},
+        }
         write_json_atomic(args.json, document)
         print(f"wrote {args.json} (the item ids behind every count)")
     return 0

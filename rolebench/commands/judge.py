@@ -20,7 +20,9 @@ def add_parser(subparsers: Subparsers) -> None:
         description="Judge DIR/samples/*.jsonl against the RoleGPT baseline answers (or, with --against, "
         "against another run's answers) with the RoleLLM ranking prompt (anonymised, both orders), write "
         "DIR/judgments/ and add the win rate to DIR/results.json. Judge completions are cached "
-        "($ROLEBENCH_CACHE or the user cache dir).",
+        "($ROLEBENCH_CACHE or the user cache dir). A run's session tasks (DIR/sessions/) are judged again "
+        "turn by turn by this judge (DIR/sessions/judges/NAME/), for its agreement with the judge that "
+        "played them.",
     )
     p.add_argument("run_dir", type=Path, help="a run folder written by `rolebench evaluate`")
     p.add_argument(
@@ -43,6 +45,7 @@ def add_parser(subparsers: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from rolebench.commands._outcome import exit_code, hidden_failure
     from rolebench.evaluation.api import judge, judgment_failures
+    from rolebench.evaluation.session_judge import unjudged_turns
     from rolebench.judging.settings import JudgeSettings
     from rolebench.report.summary import failures, summary_text
     from rolebench.run.folder import RunFolder
@@ -70,6 +73,14 @@ def run(args: argparse.Namespace) -> int:
             f"\njudge {args.judge}: {spent_line(block or {})}"
             + (f"\njudge {args.judge}: {failed}" if failed else "")
         )
+    missing = unjudged_turns(RunFolder(args.run_dir)) if args.against is None else 0
+    if missing:
+        print(
+            f"rolebench: {missing} session turns have no verdict of the second judge yet (its calls failed): "
+            "run the same command again to ask them",
+            file=sys.stderr,
+        )
+        return 1
     hidden = hidden_failure(block, failed)
     if hidden:
         print(f"rolebench: {hidden}", file=sys.stderr)

@@ -15,7 +15,8 @@ def add_parser(subparsers: Subparsers) -> None:
         "report",
         help="write an HTML report of one run",
         description="Write a self-contained HTML page for a run folder: metrics, per-role "
-        "bar charts, the worst-scoring samples of each task, and the run's config.",
+        "bar charts, the worst-scoring samples of each task, each session task's numbers and every "
+        "session as a transcript, and the run's config.",
     )
     p.add_argument("run_dir", type=Path, help="a run folder written by `rolebench evaluate`")
     p.add_argument("--out", type=Path, help="HTML file to write (default RUN_DIR/report.html)")

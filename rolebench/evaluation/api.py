@@ -39,6 +39,7 @@ from rolebench.evaluation.options import python_api
 from rolebench.evaluation.options import split_options as split_options
 from rolebench.evaluation.pipeline import Resolved, evaluate_run, resolve_run
 from rolebench.evaluation.repair import repair_run, score_files
+from rolebench.evaluation.session_judge import judge_sessions
 from rolebench.judging.outcomes import read_failure_line
 from rolebench.judging.run import judge_run, prepare_judge
 from rolebench.judging.sets import set_of
@@ -182,6 +183,8 @@ def judge_folder(
         records = {task: folder.read_samples(task) for task in record.finished_tasks()}
         if against is None:
             judge_run(folder, records, judge, settings)
+            for line in judge_sessions(folder, judge, settings):  # a second judge on the sessions
+                print(line)
         else:
             judge_versus(folder, records, against, judge, settings)
         return write_derived(folder, record, records)  # the samples as read above, under the same lock

@@ -18,6 +18,7 @@ from rolebench.data.splits import SPLITS
 from rolebench.errors import MissingDependency
 from rolebench.leaderboard.rows import display_name
 from rolebench.leaderboard.tables import metric_text
+from rolebench.report.sessions import session_tasks
 from rolebench.report.summary import MEASURES, context_texts, entries
 from rolebench.results.schema import RunResults
 from rolebench.run.elicitation import elicitation_label
@@ -269,6 +270,7 @@ def report_context(run_dir: Path, worst: int = DEFAULT_WORST) -> dict[str, Any]:
         "versus": versus_rows(results),
         "agreement": agreement_rows(results),
         "tasks": tasks,
+        "sessions": session_tasks(run_dir, results),
         "config": json.dumps(
             results.config.model_dump(mode="json"), ensure_ascii=False, indent=2, sort_keys=True
         ),

@@ -6,7 +6,8 @@ history, shown to the judge as "model_a" / "model_b" in an order drawn from (run
 (`settings.placement`: reproducible, and the same whatever else runs beside it); the judge's JSON
 verdict names the winner and the user's next line, and the conversation goes on with the winner's
 answer. On a tie it goes on with the answer shown as model_a (the drawn order decides, favouring neither
-candidate).
+candidate). In a round, the candidate's and the opponent's batches are asked at the same time when one of
+them answers from a server (`waits_on_server`), each model bounded by its own `concurrency`.
 
 Every call goes through `CachedModel.complete` (stored as it arrives, never made twice). A judge reply
 that does not parse is asked again, at most `judge_attempts` times in all, each attempt with its own
@@ -19,6 +20,7 @@ turn each per round, so every round's calls go to the backends as one batch.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -136,18 +138,36 @@ def _open(
             _keep(session, record | {"failure": problem}, log, played)
 
 
+def waits_on_server(model: CachedModel) -> bool:
+    """Whether the model answers from a server (its identity names the endpoint: an API backend), so
+    that its calls spend their time waiting, not computing in this process."""
+    return "endpoint" in model.identity
+
+
 def _answers(
-    sessions: Sequence[_Session], setup: tuple[Players, SessionSettings], played: Played
+    sessions: Sequence[_Session], setup: tuple[Players, SessionSettings], played: Played, overlap: bool
 ) -> dict[str, dict[str, str]]:
-    """Both candidates' answers to each session's history (item -> side -> text)."""
+    """Both candidates' answers to each session's history (item -> side -> text). With `overlap`, and one
+    side at least answering from a server, the two sides' batches are asked at the same time (each model's
+    requests in flight bounded by its `concurrency`); two models computing in this process take turns."""
     players, settings = setup
-    found: dict[str, dict[str, str]] = {s.item.id: {} for s in sessions}
-    for side, model in zip(SIDES, (players.candidate, players.opponent), strict=True):
+    sides = tuple(zip(SIDES, (players.candidate, players.opponent), strict=True))
+
+    def ask(side: str, model: CachedModel) -> dict[str, dict[str, Any]]:
         chats = {
             s.item.id: (s.chat(), item_seed(settings.seed, f"{s.item.id}/{len(s.turns)}/{side}"))
             for s in sessions
         }
-        for item, record in _ask(model, chats, settings.answer_config, f"sessions: {side}").items():
+        return _ask(model, chats, settings.answer_config, f"sessions: {side}")
+
+    if overlap and any(waits_on_server(model) for _, model in sides):
+        with ThreadPoolExecutor(max_workers=len(sides), thread_name_prefix="sessions") as pool:
+            asked = list(pool.map(lambda pair: ask(*pair), sides))
+    else:
+        asked = [ask(side, model) for side, model in sides]
+    found: dict[str, dict[str, str]] = {s.item.id: {} for s in sessions}
+    for (side, _), records in zip(sides, asked, strict=True):  # in SIDES order, whichever came first
+        for item, record in records.items():
             if record["output"] is None:
                 played.stalled.setdefault(item, str(record["error"] or "no answer"))
             else:
@@ -156,11 +176,15 @@ def _answers(
 
 
 def _round(
-    sessions: Sequence[_Session], setup: tuple[Players, SessionSettings], log: SessionLog, played: Played
+    sessions: Sequence[_Session],
+    setup: tuple[Players, SessionSettings],
+    log: SessionLog,
+    played: Played,
+    overlap: bool,
 ) -> None:
     """One turn of each session: both answers, the judge's verdict, the turn kept."""
     settings = setup[1]
-    answers = _answers(sessions, setup, played)
+    answers = _answers(sessions, setup, played, overlap)
     going = [s for s in sessions if s.item.id in answers]
     shown: dict[str, tuple[dict[str, str], str]] = {}
     for session in going:
@@ -223,9 +247,11 @@ def play(
     log: SessionLog,
     *,
     progress: bool = False,
+    overlap: bool = True,
 ) -> Played:
     """Play (or resume) a session on each item, keeping every turn in `log` as it arrives; `progress`:
-    a bar of the turns played."""
+    a bar of the turns played; `overlap`: ask the candidate and the opponent at the same time where one
+    answers from a server (False: one side after the other; the sessions are the same either way)."""
     kept = log.sessions()
     sessions = [_Session(item, kept.get(item.id, [])) for item in items]
     for session in sessions:
@@ -246,7 +272,7 @@ def play(
             active = [s for s in active if not session_over(s.turns, settings.turns)]
             active = [s for s in active if s.item.id not in played.stalled]
             before = played.turns
-            _round(active, setup, log, played)
+            _round(active, setup, log, played, overlap)
             bar.update(played.turns - before)
             active = [s for s in active if not session_over(s.turns, settings.turns)]
             active = [s for s in active if s.item.id not in played.stalled]
