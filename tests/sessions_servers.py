@@ -24,6 +24,12 @@ from model_adapters import Request
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.sessions_scripted import Plan, candidate, judge, standard_plan
 
+SINGLE_TURN_RANKS = json.dumps(
+    [{"model": "model_a", "reason": "first", "rank": 1}, {"model": "model_b", "reason": "second", "rank": 2}]
+)
+SINGLE_TURN_RANKS = json.dumps(
+    [{"model": "model_a", "reason": "first", "rank": 1}, {"model": "model_b", "reason": "second", "rank": 2}]
+)
 ROLES = {"Ann": "Ann, a test role.", "Bob": "Bob, a test role."}
 
 
@@ -45,12 +51,15 @@ def players_server(on_call: Callable[[dict[str, Any]], None] | None = None) -> F
 def judge_server(
     plan: Plan = standard_plan, on_call: Callable[[dict[str, Any]], None] | None = None
 ) -> FakeOpenAI:
-    """The scripted judge: the user's lines and each round's verdict by `plan`."""
+    """The scripted judge: the user's lines and each round's verdict by `plan`; asked to rank two answers
+    of a single-turn task (not a session), it ranks the first shown first."""
     scripted = judge(plan)
 
     def handler(body: dict[str, Any]) -> Reply | str:
         if on_call is not None:
             on_call(body)
+        if "chatting with the character" not in str(body["messages"][0]["content"]):
+            return SINGLE_TURN_RANKS
         return scripted.reply(_request(body))
 
     return FakeOpenAI(handler, models=None).start()

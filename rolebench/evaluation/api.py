@@ -76,7 +76,8 @@ def evaluate(model: Any, tasks: str | Sequence[str], **options: Any) -> RunResul
         results.sessions["rpbench_character"].win_rate
 
     Every turn is kept in the run folder as it is played (`sessions/<task>.jsonl`) and a rerun resumes;
-    `results.sessions[task]` holds the win rate with its interval, ties, failures and position bias, and
+    `results.sessions[task]` holds the win rate with its interval, ties, failures and position bias
+    (`n_stalled`: sessions a failed call stopped, played on by the next run), and
     `results.config.sessions[task]` who played, judged and on what.
 
     A model object that breaks the adapter protocol (yields something other than one `(request,

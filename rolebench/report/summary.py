@@ -8,6 +8,7 @@ from tabulate import tabulate
 
 from rolebench.data.splits import SPLITS
 from rolebench.report.coverage import cell, coverage_notes, unseen_notes
+from rolebench.report.sessions_table import sessions_table
 from rolebench.results.schema import GroupResult, RunResults, TaskResult
 from rolebench.run.elicitation import elicitation_label
 from rolebench.scoring.flags import describe, sorted_flags
@@ -238,7 +239,10 @@ def flag_notes(results: RunResults) -> list[str]:
 
 
 def summary_text(results: RunResults) -> str:
-    """The table and its notes, as commands print them."""
+    """The tables (single-turn tasks, session tasks) and their notes, as commands print them."""
+    sessions = sessions_table(results)
+    if not results.results and sessions:  # a run of session tasks only
+        return sessions
     notes = [
         *summary_notes(results),
         *coverage_notes(results),
@@ -246,7 +250,8 @@ def summary_text(results: RunResults) -> str:
         *unseen_notes(results),
         *flag_notes(results),
     ]
-    return "\n".join([summary_table(results), *([""] + notes if notes else [])])
+    text = "\n".join([summary_table(results), *([""] + notes if notes else [])])
+    return f"{text}\n\n{sessions}" if sessions else text
 
 
 def failures(results: RunResults, versus: str | None = None) -> str | None:
