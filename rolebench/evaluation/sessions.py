@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from model_adapters.files import file_sha256
@@ -81,6 +81,12 @@ def check_players(definition: RunDefinition, judge: str | None) -> None:
             where="--tasks",
             fix=PLAYERS_FIX,
         )
+
+
+def session_facts(task: str) -> dict[str, Any]:
+    """What a session task is, as a sweep's "already done" key holds it beside the single-turn tasks'
+    versions (its items' data enters through the sessions files' headers)."""
+    return {"session": asdict(SESSION_TASKS[task])}
 
 
 def _subset(items: list[SessionItem], limit: int | None, seed: int) -> list[SessionItem]:
