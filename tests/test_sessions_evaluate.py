@@ -257,3 +257,31 @@ def test_a_run_killed_at_any_call_resumes_to_the_same_sessions(servers, tmp_path
     # answer in transit when the process died: sent by the server, not yet stored by the client)
     rest = ANSWERS + JUDGE_CALLS - (kill_at - 1)
     assert rest <= sum(_calls(servers)) <= rest + 1
+
+
+def test_a_second_judges_verdicts_join_the_results_with_their_agreement(servers, tmp_path):
+    from rolebench.run.folder import RunFolder
+    from rolebench.sessions.data import load_roles
+    from rolebench.sessions.rejudge import rejudge
+    from rolebench.sessions.settings import SessionSettings
+    from rolebench.sessions.store import SessionLog
+    from rolebench.storage.records import RecordStore
+    from tests.sessions_scripted import cached, judge
+
+    assert main(_argv(servers, tmp_path)) == 0
+    folder = RunFolder(tmp_path / "run")
+    played = folder.session_log_path(TASK)
+    header, _ = read_log(played)
+    assert header is not None
+    second = cached(judge(lambda name, number, attempt: "candidate"), RecordStore(tmp_path / "j.sqlite"))
+    log = SessionLog(folder.session_log_path(TASK, judge="second"), {"rejudged": TASK})
+    items = load_roles(tmp_path / "data", "en")
+    rejudge(items, SessionLog(played, header), second, SessionSettings(turns=3, seed=7), log)
+    before = _sessions(tmp_path / "run")[0][TASK]
+    results = rolebench.score(tmp_path / "run")  # results.json derived again from the folder's files
+    found = results.sessions[TASK]
+    assert found.judges["second"]["wins"] == 6 and found.judges["second"]["win_rate"] == 1.0
+    # the first judge: Ann win, tie, loss; Bob loss, win (its third round failed); the second: win throughout
+    agreement = found.judges["second"]["agreement"]
+    assert agreement["n"] == 5 and agreement["agreement"] == pytest.approx(2 / 5) and agreement["kappa"] == 0
+    assert found.model_dump(exclude={"judges"}) == {k: v for k, v in before.items() if k != "judges"}
