@@ -24,8 +24,8 @@ class EvaluateJudge(SettingsModel):
 
     judge: str | None = setting(
         None,
-        "judge model spec: the win rate against the RoleGPT baseline (single-turn tasks); in session tasks it "
-        "plays the user and picks the better answer each turn",
+        "judge model spec: the win rate against the RoleGPT baseline (single-turn tasks); in session tasks "
+        "it plays the user and picks the better answer each turn",
         group="judge",
     )
     judge_limit: Int | None = _as_in_judge("judge_limit")
