@@ -20,11 +20,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from jinja2.exceptions import TemplateError
+
+from model_adapters import Message
 from model_adapters.files import file_sha256
 from model_adapters.interface import item_seed
 from rolebench.cached_model import CachedModel
 from rolebench.data.source import DataSource
-from rolebench.errors import ConfigError
+from rolebench.errors import ConfigError, first_line
 from rolebench.evaluation.guard import model_change
 from rolebench.judging.config import load_judge_config
 from rolebench.judging.settings import JudgeSettings
@@ -233,5 +236,39 @@ def play_sessions(
         log = SessionLog(
             folder.session_log_path(plan.task.name), session_header(players, settings, plan.data)
         )
-        played[plan.task.name] = play(plan.items, players, settings, log, progress=progress)
+        try:
+            played[plan.task.name] = play(plan.items, players, settings, log, progress=progress)
+        except TemplateError:  # a local backend renders the prompt: its template raised
+            check_chat_order(players)
+            raise
+        if played[plan.task.name].stalled:  # a backend that reports a failed call as an error
+            check_chat_order(players)
     return played
+
+
+# the candidates' conversation opens with the character's greeting, an assistant turn after the system
+# prompt; a chat template that demands a user turn first (Llama-2 / Mistral style) refuses it
+ORDER_PROBE: list[Message] = [
+    {"role": "system", "content": "You play a character."},
+    {"role": "assistant", "content": "Hello."},
+    {"role": "user", "content": "Hi."},
+]
+
+
+def check_chat_order(players: Players) -> None:
+    """After calls failed: one ConfigError line naming the candidate or opponent whose chat template
+    refuses the sessions' conversation order (the local backends that render prompts themselves)."""
+    for flag, model in (("--model", players.candidate), ("--opponent", players.opponent)):
+        render = getattr(model.adapter(), "render", None) if model.loaded else None
+        if not callable(render):
+            continue
+        try:
+            render(ORDER_PROBE)
+        except Exception as error:  # noqa: BLE001 - a template's raise_exception (jinja2's TemplateError)
+            raise ConfigError(
+                f"the chat template of {model.spec} refuses the sessions' conversation, which opens with the "
+                f"character's greeting as an assistant turn after the system prompt ({first_line(error)})",
+                where=flag,
+                fix="give it a chat template that accepts an assistant turn first (the sessions so far "
+                "are kept), or use another model in session tasks",
+            ) from None
