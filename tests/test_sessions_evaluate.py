@@ -285,3 +285,24 @@ def test_a_second_judges_verdicts_join_the_results_with_their_agreement(servers,
     agreement = found.judges["second"]["agreement"]
     assert agreement["n"] == 5 and agreement["agreement"] == pytest.approx(2 / 5) and agreement["kappa"] == 0
     assert found.model_dump(exclude={"judges"}) == {k: v for k, v in before.items() if k != "judges"}
+
+
+@pytest.mark.slow
+def test_the_embedded_smollm2_plays_sessions_through_evaluate(servers, tmp_path, rolebench_data):
+    """A real small run: `rolebench evaluate --model smollm2:135m` (llama.cpp) as the candidate, on two
+    RoleBench roles for two turns, against the scripted opponent and judge; a rerun asks nothing."""
+    pytest.importorskip("llama_cpp")
+    players, judging = servers
+    argv = _argv(servers, tmp_path, "--limit", "2", "--max-new-tokens", "32")
+    argv[argv.index("--model") + 1] = "smollm2:135m"
+    argv[argv.index("--turns") + 1] = "2"
+    argv[argv.index("--data-dir") + 1] = str(rolebench_data)
+    assert main(argv) == 0
+    result = _sessions(tmp_path / "run")[0][TASK]
+    assert (result["n_items"], result["n_complete"], result["n_turns"]) == (2, 2, 4)
+    assert result["wins"] + result["losses"] + result["ties"] + result["failures"] == 4
+    log = read_log(tmp_path / "run" / "sessions" / f"{TASK}.jsonl")[1]
+    answers = [r["answers"]["candidate"] for r in log if r["turn"] > 0]
+    assert all(isinstance(a, str) and a.strip() and not a.startswith("<") for a in answers)
+    calls = _calls(servers)
+    assert main(argv) == 0 and _calls(servers) == calls  # every turn kept: nothing asked again
