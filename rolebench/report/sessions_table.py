@@ -75,5 +75,7 @@ def sessions_table(results: RunResults) -> str:
     if not results.sessions:
         return ""
     headers = ["session task", "over", "turns", "win rate", "95% CI", "W/T/L", "failures", "as model_a / b"]
-    table = tabulate(session_rows(results), headers=[*headers, "flags"], tablefmt="github")
+    table = tabulate(
+        session_rows(results), headers=[*headers, "flags"], tablefmt="github", disable_numparse=True
+    )
     return "\n".join([table, "", *session_notes(results)])
