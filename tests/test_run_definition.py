@@ -39,10 +39,13 @@ OTHER = {
     "seed": 7,
     "bootstrap": 10,
     "include_path": ("/tasks",),
+    "opponent": "baseline:question",
+    "opponent_args": {"timeout": "5"},
+    "turns": 3,
 }
 # fields that do not enter a run's identity by value: backend transport options (the model's identity
 # leaves them out), task files (they enter by their version and file digest, given to `identity`)
-NOT_BY_VALUE = {"model_args", "include_path"}
+NOT_BY_VALUE = {"model_args", "include_path", "opponent_args"}
 
 
 def cli(capsys: pytest.CaptureFixture[str], output: Path, *args: str) -> tuple[int, str]:
@@ -56,8 +59,10 @@ def test_every_setting_that_changes_the_numbers_changes_the_runs_identity():
     tasks = {"rolebench_demo": {"version": 1}}
     limited = {**BASE, "limit": 3}  # the --limit sample's mode and seed matter only with a limit
     dialogue = {**BASE, "elicitation": "few-shot-dialogue"}  # shots matter only with a few-shot method
+    sessions = {**BASE, "opponent": "openai:m@http://127.0.0.1:9/v1"}  # turns: only with an opponent
     for name, value in OTHER.items():
         base = limited if name in ("limit_mode", "limit_seed") else dialogue if name == "shots" else BASE
+        base = sessions if name in ("turns", "opponent_args") else base
         before = RunDefinition.model_validate(base).checked()
         after = RunDefinition.model_validate({**base, name: value}).checked()
         assert after != before, name
@@ -66,6 +71,8 @@ def test_every_setting_that_changes_the_numbers_changes_the_runs_identity():
     base = RunDefinition.model_validate(BASE).checked()
     unlimited = RunDefinition.model_validate({**BASE, "limit_seed": 4}).checked()
     assert unlimited.identity(tasks) == base.identity(tasks)  # no limit: no sample to seed
+    no_sessions = RunDefinition.model_validate({**BASE, "turns": 3}).checked()
+    assert no_sessions.identity(tasks) == base.identity(tasks)  # no opponent: no sessions' settings
     assert base.identity(tasks) != base.identity({"rolebench_demo": {"version": 2}})  # task files too
 
 

@@ -281,6 +281,10 @@ def test_the_sweep_builds_the_evaluate_options_that_rolebench_evaluate_builds(
         "bootstrap": 50,
         "include_path": [str(tmp_path / "tasks")],
         "overwrite": True,
+        "opponent": "openai:opp-model",
+        "opponent_args": "timeout=7",
+        "opponent_base_url": "http://127.0.0.1:9/v1",
+        "turns": 3,
     }
     every = {name for model in EVALUATE_OPTIONS for name in model.model_fields}
     assert every - {"model", "output", "progress"} == set(values), "a new evaluate option: add it here"

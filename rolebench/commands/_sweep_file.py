@@ -143,6 +143,7 @@ def model_run(options: dict[str, Any], entry: ModelEntry, output: Path, where: s
     """One model's checked evaluate run (its spec, options and the file's options)."""
     from model_adapters import adapter_class
     from rolebench.evaluation.api import checked_judge, split_options
+    from rolebench.evaluation.sessions import check_players, session_facts, split_tasks
     from rolebench.sweep.plan import ModelRun
     from rolebench.tasks.catalogue import resolve
 
@@ -155,7 +156,9 @@ def model_run(options: dict[str, Any], entry: ModelEntry, output: Path, where: s
         identity_options = definition.adapter_options(execution.base_url)
         definition.model_identity(execution.base_url)
         validated = adapter_class(definition.model).Options.parse(identity_options, entry.spec)
-        specs, _ = resolve(list(definition.tasks), tuple(Path(p) for p in definition.include_path))
+        single, sessions = split_tasks(definition.tasks)
+        specs, _ = resolve(single, tuple(Path(p) for p in definition.include_path)) if single else ([], [])
+        check_players(definition, judging.judge)
     except RoleBenchError as exc:
         raise in_file(exc, where) from None
     try:  # not the key or a local server: those are the Ray nodes' (a job checks them where it runs)
@@ -169,12 +172,12 @@ def model_run(options: dict[str, Any], entry: ModelEntry, output: Path, where: s
     facts = {
         s.name: {**s.describe(), "max_new_tokens": definition.max_new_tokens or s.max_new_tokens}
         for s in specs
-    }
+    } | {task: session_facts(task) for task in sessions}
     return ModelRun(
         name=name,
         definition=definition,
         execution=execution,
-        tasks=tuple(spec.name for spec in specs),
+        tasks=(*(spec.name for spec in specs), *sessions),
         task_facts=facts,
         judge=judging.judge,
         judge_settings=settings,
@@ -191,5 +194,8 @@ def task_totals(run: ModelRun) -> dict[str, int]:
     """The samples of each task (the same for every model): the data is read and checked here."""
     from rolebench.evaluation.api import plan_run
 
-    plans = plan_run(run.definition, run.execution).plans
-    return {plan.spec.name: len(plan.samples) for plan in plans}
+    resolved = plan_run(run.definition, run.execution)
+    turns = run.definition.turns  # a session task's total: its turns to play
+    return {plan.spec.name: len(plan.samples) for plan in resolved.plans} | {
+        plan.task.name: len(plan.items) * turns for plan in resolved.sessions
+    }

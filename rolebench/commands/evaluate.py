@@ -24,7 +24,9 @@ def add_parser(subparsers: Subparsers) -> None:
         description="Evaluate a model on RoleBench tasks: generate, score (ROUGE-L), optionally judge, and "
         "write the run folder DIR/results.json + DIR/samples/. A run folder holds one run: running again "
         "with more tasks adds them, with the same ones resumes (stored answers are reused), and other "
-        "settings are refused (see --overwrite).",
+        "settings are refused (see --overwrite). Session tasks (rpbench, rolebench_sessions: see "
+        "`rolebench tasks`) play several turns against --opponent, --judge playing the user and judging "
+        "each turn; their turns are kept in DIR/sessions/ as they are played.",
     )
     add_arguments(p)
     p.set_defaults(run=run)
@@ -106,4 +108,4 @@ def run(args: argparse.Namespace) -> int:
     if hidden:
         print(f"rolebench: {hidden}", file=sys.stderr)
         return 1
-    return exit_code(results)
+    return exit_code(results)  # 1 when samples, sessions or judgments failed

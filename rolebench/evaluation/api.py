@@ -40,6 +40,7 @@ from rolebench.evaluation.options import split_options as split_options
 from rolebench.evaluation.pipeline import Resolved, evaluate_run, resolve_run
 from rolebench.evaluation.repair import repair_run, score_files
 from rolebench.evaluation.session_judge import judge_sessions
+from rolebench.evaluation.sessions import SessionJudge, check_players, split_tasks
 from rolebench.judging.outcomes import read_failure_line
 from rolebench.judging.run import judge_run, prepare_judge
 from rolebench.judging.sets import set_of
@@ -65,6 +66,21 @@ def evaluate(model: Any, tasks: str | Sequence[str], **options: Any) -> RunResul
     `concurrency`, `base_url`, `progress`, `overwrite`) and the judge (`judge`, `judge_limit`,
     `judge_base_url`, `judge_config`, `price_table`). See `rolebench evaluate --help` for each.
 
+    Session tasks (`rpbench_character`, `rpbench_scene`, `rolebench_eng_sessions`,
+    `rolebench_zh_sessions`, the groups `rpbench` and `rolebench_sessions`; a list may mix them with
+    single-turn tasks) play several turns against `opponent` (a model spec; `opponent_args`,
+    `opponent_base_url` as for the model), with `judge` playing the user and picking the better answer
+    each turn (`turns`, 5 by default), as RPBench-Auto does:
+
+        results = rolebench.evaluate("openai:my-model@http://127.0.0.1:8000/v1", "rpbench", limit=10,
+                                     opponent="openai:gpt-4o-mini", judge="openai:gpt-4o", turns=5)
+        results.sessions["rpbench_character"].win_rate
+
+    Every turn is kept in the run folder as it is played (`sessions/<task>.jsonl`) and a rerun resumes;
+    `results.sessions[task]` holds the win rate with its interval, ties, failures and position bias
+    (`n_stalled`: sessions a failed call stopped, played on by the next run), and
+    `results.config.sessions[task]` who played, judged and on what.
+
     A model object that breaks the adapter protocol (yields something other than one `(request,
     Generation)` per request, a text that is not a str, a bad `info()`) raises a `ConfigTypeError` or
     `ConfigError` naming it, and nothing wrong is stored. Requests that failed (an API error: the command
@@ -88,9 +104,11 @@ def evaluate_definition(
     settings: JudgeSettings | None = None,
     model: ModelHandle | None = None,
 ) -> RunResults:
-    """`evaluate` of a checked definition (what a sweep's job runs): generate and score, then judge when a
-    judge is given (a bad judge fails before any generation)."""
+    """`evaluate` of a checked definition (what a sweep's job runs): generate, play the session tasks, and
+    score, then judge the single-turn tasks when a judge is given (a bad judge, or session tasks without
+    an opponent or a judge, fail before any generation)."""
     settings = settings or JudgeSettings()
+    check_players(definition, judge)
     if judge:
         prepare_judge(judge, settings)
     if execution.output is not None:
@@ -117,8 +135,10 @@ def _evaluated(
     model: ModelHandle | None,
 ) -> RunResults:
     folder = RunFolder(Path(str(execution.output)))  # set: by the caller, or a temporary folder
-    results = evaluate_run(definition, execution, folder, model)
-    return judge_folder(folder, judge, settings) if judge else results
+    session_judge = SessionJudge(judge, settings) if judge else None
+    results = evaluate_run(definition, execution, folder, model, session_judge)
+    single_turn = split_tasks(definition.tasks)[0]
+    return judge_folder(folder, judge, settings) if judge and single_turn else results
 
 
 def plan_run(definition: RunDefinition, execution: Execution) -> Resolved:

@@ -148,6 +148,8 @@ def merged_config(before: RunConfig | None, now: RunConfig) -> RunConfig:
         **now.scoring,
         "protocols": {**before.scoring.get("protocols", {}), **now.scoring["protocols"]},
     }
+    if before.sessions or now.sessions:  # every session task of the run, as last planned
+        merged.sessions = {**(before.sessions or {}), **(now.sessions or {})}
     if before.model.get("name") and not now.model.get("name"):  # the model's info, until it is loaded again
         merged.model = {**before.model, **now.model}
         merged.prompt = {**before.prompt, **now.prompt}

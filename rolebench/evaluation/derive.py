@@ -8,6 +8,9 @@ merges into results.json or carries another command's fields over: `evaluate`, `
 write their own files (samples, judgments, the record), then call this. So none can drop another's
 results, and a damaged results.json is rebuilt by running any of them (or `rolebench score DIR`).
 
+A session task's numbers come from its sessions file (and a second judge's verdicts on the same turns),
+as `rolebench.sessions.results` reads them: `sessions[task]` and `config.sessions[task]`.
+
 Reading never writes: a samples file that is lost, damaged, not the one the run wrote or lacking a protocol
 the run holds is mended before this runs, by the repair step a command asks for
 (`rolebench.evaluation.repair`); a file left unmended is scored here in memory, never written. Tasks the
@@ -30,6 +33,7 @@ from rolebench.run.folder import RunFolder
 from rolebench.run.record import RunRecord
 from rolebench.scoring.aggregate import aggregate_run
 from rolebench.scoring.context import with_throughput
+from rolebench.sessions.results import session_results
 
 
 def derive_results(
@@ -39,14 +43,16 @@ def derive_results(
     nothing. `read`: the samples records the caller holds, by task, read or written under the folder's lock
     this command holds (not read again)."""
     tasks = record.finished_tasks()
-    if not tasks:
+    boot = record.definition.bootstrap_settings()
+    sessions, played = session_results(folder, record.config.sessions or {}, boot.resamples, boot.seed)
+    if not tasks and not sessions:
         raise DataError(
             "this run has no results yet (it was interrupted before any task finished)",
             where=str(folder.path),
             fix="run the same `rolebench evaluate` command again to resume it",
         )
     ids, caps = record.splits(), {task: record.max_new_tokens(task) for task in tasks}
-    spec, boot = record.definition.model, record.definition.bootstrap_settings()
+    spec = record.definition.model
     splits = {task: get_split(ids[task]) for task in tasks}
     protocols = held_protocols(record.definition, record.config)
     records, digests = {}, {}
@@ -62,10 +68,11 @@ def derive_results(
         timing = record.generation_time.get(task)
         if timing and result.context is not None:
             result.context = with_throughput(result.context, int(timing["answers"]), timing["seconds"])
-    config = record.config.model_copy(
-        update={"scoring": scoring_config(protocols), "bootstrap": boot.describe()}, deep=True
+    update = {"scoring": scoring_config(protocols), "bootstrap": boot.describe(), "sessions": played or None}
+    config = record.config.model_copy(update=update, deep=True)
+    derived = RunResults(
+        created=record.created or now_iso(), config=config, results=results, groups=grouped, sessions=sessions
     )
-    derived = RunResults(created=record.created or now_iso(), config=config, results=results, groups=grouped)
     return judged_results(derived, folder.judgment_sets(), records)
 
 

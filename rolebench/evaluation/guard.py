@@ -25,8 +25,9 @@ from rolebench.run.folder import RunFolder
 from rolebench.run.record import RunRecord
 
 # settings that may differ when one side has none (data: a run of packaged demo tasks reads no data;
-# the --limit sample: a run without a limit has none)
-_UNSET_MATCHES = ("data", "--limit-mode/--limit-seed")
+# the --limit sample: a run without a limit has none; the sessions' opponent and turns: a run without
+# session tasks has none, and may add them)
+_UNSET_MATCHES = ("data", "--limit-mode/--limit-seed", "--opponent", "--turns")
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,10 @@ class EvaluateJudge(SettingsModel):
     """`evaluate --judge`: the judge, and its settings under `evaluate`'s names."""
 
     judge: str | None = setting(
-        None, "judge model spec: compute the win rate against the RoleGPT baseline", group="judge"
+        None,
+        "judge model spec: the win rate against the RoleGPT baseline (single-turn tasks); in session tasks "
+        "it plays the user and picks the better answer each turn",
+        group="judge",
     )
     judge_limit: Int | None = _as_in_judge("judge_limit")
     judge_base_url: str | None = setting(None, "OpenAI-compatible server URL for the judge", group="judge")

@@ -1,7 +1,8 @@
-"""`rolebench evaluate` as a pipeline of named steps: resolve -> claim -> generate -> score -> derive.
+"""`rolebench evaluate` as a pipeline of named steps: resolve -> claim -> generate -> play -> score -> derive.
 
 `evaluate_run` takes the run definition (what to compute), the execution (how) and the run folder (where)
 and writes the folder: run.json first (the record), each answer into the generation store as it arrives,
+the session tasks' turns into their sessions files as they are played (`rolebench.evaluation.sessions`),
 the scored samples files, the earlier tasks' files mended (`rolebench.evaluation.repair.repair_samples`),
 then results.json derived from all of it (`rolebench.evaluation.derive`).
 """
@@ -13,7 +14,9 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from rolebench.cached_model import CachedModel
 from rolebench.data.resolve import resolve_source
 from rolebench.data.source import DataSource
 from rolebench.evaluation.config import (
@@ -30,6 +33,18 @@ from rolebench.evaluation.models import ModelHandle
 from rolebench.evaluation.plan import TaskPlan, plan_tasks
 from rolebench.evaluation.records import scored_records
 from rolebench.evaluation.repair import repair_samples
+from rolebench.evaluation.sessions import (
+    SessionJudge,
+    SessionPlan,
+    check_logs,
+    check_players,
+    plan_sessions,
+    play_sessions,
+    session_players,
+    session_settings,
+    sessions_config,
+    split_tasks,
+)
 from rolebench.judging.sets import adopt_legacy
 from rolebench.results.provenance import now_iso
 from rolebench.results.schema import RunResults
@@ -50,6 +65,7 @@ class Resolved:
     source: DataSource
     plans: list[TaskPlan]
     model: ModelHandle
+    sessions: list[SessionPlan]
 
 
 def resolve_run(
@@ -57,14 +73,15 @@ def resolve_run(
 ) -> Resolved:
     """Everything a run needs before its folder is touched: a bad task, spec, option or data file fails
     here, in one line, before any model loads."""
-    specs, groups = resolve(list(definition.tasks), tuple(map(Path, definition.include_path)))
+    single, session_tasks = split_tasks(definition.tasks)
+    specs, groups = resolve(single, tuple(map(Path, definition.include_path))) if single else ([], [])
     if model is None:
         options = definition.adapter_options(execution.base_url)
         model = ModelHandle(definition.model, options, definition.model_identity(execution.base_url))
     source = resolve_source(definition.data_dir, revision=definition.revision)
-    return Resolved(
-        definition, specs, groups, source, plan_tasks(definition, specs, source, execution), model
-    )
+    plans = plan_tasks(definition, specs, source, execution)
+    sessions = plan_sessions(definition, session_tasks, source)
+    return Resolved(definition, specs, groups, source, plans, model, sessions)
 
 
 def continued(before: RunRecord | None, planned: Planned) -> RunRecord:
@@ -82,6 +99,40 @@ def continued(before: RunRecord | None, planned: Planned) -> RunRecord:
     )
 
 
+def _generate(
+    resolved: Resolved,
+    execution: Execution,
+    folder: RunFolder,
+    record: RunRecord,
+    cached: CachedModel,
+    judge: SessionJudge | None,
+) -> list[dict[str, dict[str, Any]]]:
+    """The single-turn tasks' answers, then the session tasks played (their sessions files checked first,
+    before any call); run.json written once nothing is left to refuse."""
+    players = settings = None
+    if resolved.sessions and judge is not None:
+        settings = session_settings(resolved.definition, execution, judge)
+        players = session_players(cached, resolved.definition, execution, judge, cached.store)
+        check_logs(folder, resolved.sessions, players, settings, execution.overwrite)
+    record.write(folder)
+    outputs = [
+        generate_task(
+            plan, cached, progress=execution.progress, timed=functools.partial(record.timed, plan.spec.name)
+        )
+        for plan in resolved.plans
+    ]
+    if resolved.plans:
+        check_answered(resolved.definition.model, resolved.plans, outputs, resolved.source)
+    if players is None or settings is None:
+        return outputs
+    try:  # stalled sessions are counted from their files (`n_stalled`), and asked again by the next run
+        play_sessions(resolved.sessions, players, settings, folder, execution.progress)
+    finally:
+        players.opponent.close()
+        players.judge.close()
+    return outputs
+
+
 def drop_strays(folder: RunFolder, record: RunRecord) -> None:
     """Remove the samples files of tasks this run does not know (left by another run), saying so."""
     for task in folder.sample_tasks():
@@ -95,36 +146,31 @@ def drop_strays(folder: RunFolder, record: RunRecord) -> None:
 
 
 def evaluate_run(
-    definition: RunDefinition, execution: Execution, folder: RunFolder, model: ModelHandle | None = None
+    definition: RunDefinition,
+    execution: Execution,
+    folder: RunFolder,
+    model: ModelHandle | None = None,
+    judge: SessionJudge | None = None,
 ) -> RunResults:
-    """Run the whole pipeline into the run folder and return the results.json written."""
+    """Run the whole pipeline into the run folder and return the results.json written; `judge`: the
+    judge of the run's session tasks (they need one, and an opponent)."""
     started = time.perf_counter()
+    check_players(definition, judge.spec if judge else None)
     resolved = resolve_run(definition, execution, model)
     with folder.lock(create=True):
         adopt_legacy(folder)
-        planned = Planned(
-            definition,
-            planned_config(definition, resolved.model.identity, resolved.source, resolved.plans),
-            {g.name: list(g.members) for g in resolved.groups},
-        )
+        config = planned_config(definition, resolved.model.identity, resolved.source, resolved.plans)
+        if resolved.sessions:
+            config.sessions = sessions_config(definition, resolved.sessions, judge)
+        planned = Planned(definition, config, {g.name: list(g.members) for g in resolved.groups})
         before = claim(folder, planned, execution.overwrite)
         record = continued(before, planned)
         drop_strays(folder, record)
-        record.write(folder)
         protocols = held_protocols(definition, record.config)
         with folder.generation_store() as store:
             cached = resolved.model.cached(store)
             try:
-                outputs = [
-                    generate_task(
-                        plan,
-                        cached,
-                        progress=execution.progress,
-                        timed=functools.partial(record.timed, plan.spec.name),
-                    )
-                    for plan in resolved.plans
-                ]
-                check_answered(definition.model, resolved.plans, outputs, resolved.source)
+                outputs = _generate(resolved, execution, folder, record, cached, judge)
                 info = cached.info()
             finally:
                 cached.close()

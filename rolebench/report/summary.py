@@ -8,6 +8,7 @@ from tabulate import tabulate
 
 from rolebench.data.splits import SPLITS
 from rolebench.report.coverage import cell, coverage_notes, unseen_notes
+from rolebench.report.sessions_table import sessions_table
 from rolebench.results.schema import GroupResult, RunResults, TaskResult
 from rolebench.run.elicitation import elicitation_label
 from rolebench.scoring.flags import describe, sorted_flags
@@ -238,7 +239,10 @@ def flag_notes(results: RunResults) -> list[str]:
 
 
 def summary_text(results: RunResults) -> str:
-    """The table and its notes, as commands print them."""
+    """The tables (single-turn tasks, session tasks) and their notes, as commands print them."""
+    sessions = sessions_table(results)
+    if not results.results and sessions:  # a run of session tasks only
+        return sessions
     notes = [
         *summary_notes(results),
         *coverage_notes(results),
@@ -246,13 +250,15 @@ def summary_text(results: RunResults) -> str:
         *unseen_notes(results),
         *flag_notes(results),
     ]
-    return "\n".join([summary_table(results), *([""] + notes if notes else [])])
+    text = "\n".join([summary_table(results), *([""] + notes if notes else [])])
+    return f"{text}\n\n{sessions}" if sessions else text
 
 
 def failures(results: RunResults, versus: str | None = None) -> str | None:
-    """One line counting the samples and judgments that failed, and what helps: a re-run retries failed
-    requests (an API error is never stored), but an unparsable verdict is a stored completion, so it
-    only changes with another parser (`--reparse`), judge file or judge. None if nothing failed.
+    """One line counting the samples, sessions and judgments that failed, and what helps: a re-run retries
+    failed requests (an API error is never stored) and plays on the sessions they stopped, but an
+    unparsable verdict is a stored completion, so it only changes with another parser (`--reparse`),
+    judge file or judge. None if nothing failed.
     `versus`: the judgments against that opponent (`results[task]["versus"][versus]`) instead."""
     samples = sum(t.n_failed for t in results.results.values()) if versus is None else 0
     total = sum(t.n for t in results.results.values())
@@ -265,10 +271,14 @@ def failures(results: RunResults, versus: str | None = None) -> str | None:
     parts = []
     if samples:
         parts.append(f"{samples} of {total} samples failed (no answer; see `error` in samples/*.jsonl)")
+    stalled = {task: s.n_stalled for task, s in results.sessions.items() if s.n_stalled} if not versus else {}
+    if stalled:  # a session waits on a call that failed (never stored): the next run plays it on
+        shown = ", ".join(f"{task} {n} of {results.sessions[task].n_items}" for task, n in stalled.items())
+        parts.append(f"sessions not over ({shown}: a model call failed)")
     if errors:
         against = f" against {versus}" if versus else ""
         parts.append(f"{errors} judgments{against} failed (the judge gave no answer; see judgments/)")
-    if samples or errors:
+    if samples or errors or stalled:
         parts[-1] += ": run the same command again to retry them (everything else is kept)"
     if unparsable:
         parts.append(

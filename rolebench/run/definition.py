@@ -118,6 +118,14 @@ class RunDefinition(SettingsModel):
         le=MAX_BOOTSTRAP,
     )
     include_path: tuple[str, ...] = setting((), "extra folder of task YAMLs (repeatable)", metavar="DIR")
+    opponent: str | None = setting(None, "session tasks: the opponent's model spec", group="sessions")
+    opponent_args: dict[str, str] = setting(
+        {},
+        "session tasks: the opponent backend's options as key=value,...",
+        group="sessions",
+        key_values=True,
+    )
+    turns: Int = setting(5, "session tasks: judged turns per session", group="sessions", ge=1, metavar="N")
 
     _tasks = field_validator("tasks", "include_path", mode="before")(listed)
 
@@ -125,6 +133,11 @@ class RunDefinition(SettingsModel):
     @classmethod
     def _model_args(cls, value: Any) -> dict[str, str]:
         return key_values(value)
+
+    @field_validator("opponent_args", mode="before")
+    @classmethod
+    def _opponent_args(cls, value: Any) -> dict[str, str]:
+        return key_values(value, where="--opponent-args")
 
     @field_validator("model")
     @classmethod
@@ -147,6 +160,8 @@ class RunDefinition(SettingsModel):
         spec is only a name)."""
         if not in_memory:
             ModelSpec.parse(self.model)
+        if self.opponent is not None:
+            self.opponent_identity()  # the spec and its options, checked
         check_protocol_name(self.protocol)
         method = Elicitation.parse(self.elicitation, self.shots)
         self.decoding()
@@ -185,6 +200,19 @@ class RunDefinition(SettingsModel):
         """The backend's options: `model_args`, and the execution's base URL."""
         return {**self.model_args, **({"base_url": base_url} if base_url else {})}
 
+    def opponent_options(self, base_url: str | None = None) -> dict[str, Any]:
+        return {**self.opponent_args, **({"base_url": base_url} if base_url else {})}
+
+    def opponent_identity(self, base_url: str | None = None) -> dict[str, Any] | None:
+        """The opponent's cache identity (as `model_identity`; None: no opponent); a bad spec or option is
+        one ConfigError line naming `--opponent`."""
+        if self.opponent is None:
+            return None
+        try:
+            return model_identity(ModelSpec.parse(self.opponent), self.opponent_options(base_url))
+        except ConfigError as exc:
+            raise ConfigError(exc.what, where="--opponent", fix=exc.fix) from None
+
     # the one rule of what makes two runs the same run (`SAME_RUN`) --------------------------------
 
     def settings(self) -> dict[str, Any]:
@@ -202,17 +230,24 @@ class RunDefinition(SettingsModel):
                 found[f"--{name.replace('_', '-')}"] = getattr(self, name)
         found["--elicitation/--shots"] = self.elicitation_method().label()
         found["--limit-mode/--limit-seed"] = f"{self.limit_mode}/{self.limit_seed}" if self.limit else None
+        if self.opponent is None:  # no sessions: their settings say nothing
+            found["--turns"] = None
         return found
 
-    def identity(self, tasks: dict[str, Any], base_url: str | None = None) -> str:
+    def identity(
+        self, tasks: dict[str, Any], base_url: str | None = None, opponent_base_url: str | None = None
+    ) -> str:
         """One digest of the rule (`SAME_RUN`), given the run's resolved tasks (name -> version, file
-        digest, cap) and the execution's base URL (another server answers as another model): every
-        setting but those that enter only through what they resolve to, by value; the model by its
-        identity; the tasks by their facts. A finished run with the same identity is the same run."""
+        digest, cap) and the execution's base URLs: the rest by value; the model and the opponent by their
+        identities; the tasks by their facts (without an opponent, no sessions' settings: the identity a
+        run had before sessions existed). A finished run with the same identity is the same run."""
         record = self.model_dump(mode="json", exclude=set(RESOLVED_ONLY))
         if self.limit is None:  # no --limit: no sample to pick, whatever its mode and seed
             record.pop("limit_mode"), record.pop("limit_seed")
-        return content_key("run", record, self.model_identity(base_url), tasks)
+        if self.opponent is None:
+            record.pop("opponent"), record.pop("turns")
+        opponent = () if self.opponent is None else (self.opponent_identity(opponent_base_url),)
+        return content_key("run", record, self.model_identity(base_url), tasks, *opponent)
 
     def record(self) -> dict[str, Any]:
         """What results.json records as `config.run` (and run.json as the run's definition)."""
@@ -235,6 +270,9 @@ class Execution(SettingsModel):
         "OpenAI-compatible server URL for openai: specs (another server is another model: its answers are "
         "its own)",
         group="generation",
+    )
+    opponent_base_url: str | None = setting(
+        None, "OpenAI-compatible server URL for an openai: --opponent", group="sessions", metavar="URL"
     )
     progress: bool = setting(True, "show progress bars")
     overwrite: bool = setting(

@@ -16,6 +16,7 @@ BY_VALUE = "by value"
 MODEL = "by the model's identity (spec, output-changing options, the execution's base URL)"
 DATA = "by the resolved data: its location and the sha256 of every file read"
 TASKS = "by the resolved tasks: each one's version, file digest and length cap"
+OPPONENT = "by the opponent's identity (spec, output-changing options, the execution's opponent base URL)"
 LIMIT = "the same --limit (a folder's run may grow it when every task is evaluated again)"
 SAME_RUN: dict[str, str] = {
     "model": MODEL,
@@ -36,8 +37,16 @@ SAME_RUN: dict[str, str] = {
     "seed": BY_VALUE,
     "bootstrap": BY_VALUE,
     "include_path": TASKS,
+    "opponent": BY_VALUE,
+    "opponent_args": OPPONENT,
+    "turns": BY_VALUE,
 }
-RESOLVED_ONLY = ("model_args", "tasks", "include_path")  # no meaning by value: only what they resolve to
+RESOLVED_ONLY = (
+    "model_args",
+    "tasks",
+    "include_path",
+    "opponent_args",
+)  # no meaning by value: only what they resolve to
 # the settings a stored answer depends on (with the model's identity): the generation key's run-level part,
 # as `decoding` (the seed under sampling only) and `elicitation_method` (`Elicitation.key`) give it
 CHANGES_ANSWERS = (

@@ -20,6 +20,9 @@ from rolebench.errors import RoleBenchError, first_line
 from rolebench.evaluation.api import evaluate_definition
 from rolebench.report.summary import failures
 from rolebench.results.schema import RunResults
+from rolebench.run.folder import RunFolder
+from rolebench.sessions.store import read_log, session_over
+from rolebench.sessions.tasks import SESSION_TASKS
 from rolebench.sweep.plan import ModelRun
 from rolebench.sweep.state import WORKER_DIED
 
@@ -68,7 +71,10 @@ class StoredCounter(threading.Thread):
 
     `evaluate` generates its tasks in order, each one whole before the next, so the answers stored are
     the first task's up to its total, then the next task's: the sweep's totals tell them apart, and the
-    run is never planned again here. A task is generated when its answers are all stored."""
+    run is never planned again here. A task is generated when its answers are all stored. A session
+    task (played after the single-turn tasks; its calls, the opponent's and the judge's too, are not
+    answers of a task) counts the turns its sessions file holds (`turns_played`) out of its items x
+    turns."""
 
     def __init__(self, run: ModelRun, totals: dict[str, int], monitor: Any) -> None:
         super().__init__(name=f"count {run.name}", daemon=True)
@@ -84,7 +90,10 @@ class StoredCounter(threading.Thread):
             return
         counts: dict[str, int] = {}
         for task, total in self.totals.items():
-            counts[task] = min(total, stored)
+            if task in SESSION_TASKS:  # played after the single-turn tasks: its turns, from its file
+                counts[task] = min(total, turns_played(self.job.folder, task, self.job.definition.turns))
+            else:
+                counts[task] = min(total, stored)
             stored -= counts[task]
             if counts[task] == total:
                 self.generated.setdefault(task, time.time())
@@ -110,6 +119,19 @@ class StoredCounter(threading.Thread):
             pass
         for task in self.totals:  # evaluate has returned: every task's answers are in
             self.generated.setdefault(task, time.time())
+
+
+def turns_played(folder: RunFolder, task: str, turns: int) -> int:
+    """The turns a session task's file holds, a session that is over (a failure ends one early) counting
+    all its turns."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for record in read_log(folder.session_log_path(task))[1]:
+        found.setdefault(str(record["item"]), []).append(record)
+    played = 0
+    for records in found.values():
+        ordered = sorted(records, key=lambda r: int(r["turn"]))
+        played += turns if session_over(ordered, turns) else int(ordered[-1]["turn"])
+    return played
 
 
 def evaluate_and_judge(run: ModelRun) -> RunResults:

@@ -55,9 +55,9 @@ class ModelRun:
         judge = None
         if self.judge is not None and self.judge_settings is not None:
             judge = [self.judge, self.judge_settings.model_dump(mode="json", exclude=_JUDGE_TRANSPORT)]
-        return content_key(
-            "sweep-run", self.definition.identity(self.task_facts, self.execution.base_url), judge
-        )
+        how = self.execution
+        identity = self.definition.identity(self.task_facts, how.base_url, how.opponent_base_url)
+        return content_key("sweep-run", identity, judge)
 
 
 def job_id(model: str, task: str) -> str:

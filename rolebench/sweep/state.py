@@ -103,7 +103,8 @@ class SweepState:
             results = read_results(run.run_dir)
         except RoleBenchError:
             return False
-        return results.created == model.get("results_created") and set(run.tasks) <= set(results.results)
+        held = set(results.results) | set(results.sessions)  # single-turn and session tasks
+        return results.created == model.get("results_created") and set(run.tasks) <= held
 
     # transitions -----------------------------------------------------------------------------------
 

@@ -1,0 +1,274 @@
+"""A run's session tasks (`rolebench evaluate --tasks rpbench_character --opponent SPEC --judge SPEC`): their
+names beside the single-turn tasks, their items, players and settings, and playing them into the run folder.
+
+Task and group names of `rolebench.sessions.tasks` are split from the single-turn ones (`split_tasks`);
+each session task's items come from the package (RPBench-Auto) or from the run's data source (RoleBench's
+roles, the sha256 of the file read recorded), a `--limit N` taking a stable seeded subset (`--limit-seed`:
+a larger N keeps every item of a smaller one). The candidate is the run's own cached model; the opponent
+(`--opponent`, `--opponent-args`, `--opponent-base-url`) and the judge (`--judge`, `--judge-base-url`: it
+plays the user) are cached models over the same generation store. The candidates decode with the run's
+settings, the judge with its judge file's (`--judge-config`, whose retries bound the attempts at a reply
+that parses). A folder whose sessions were played by other players or settings is refused before any
+call, naming what differs (`check_logs`); `--overwrite` plays them again.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from jinja2.exceptions import TemplateError
+
+from model_adapters import Message
+from model_adapters.files import file_sha256
+from model_adapters.interface import item_seed
+from rolebench.cached_model import CachedModel
+from rolebench.data.source import DataSource
+from rolebench.errors import ConfigError, first_line
+from rolebench.evaluation.guard import model_change
+from rolebench.judging.config import load_judge_config
+from rolebench.judging.settings import JudgeSettings
+from rolebench.run.definition import Execution, RunDefinition
+from rolebench.run.folder import RunFolder
+from rolebench.sessions.data import ROLE_FILES, RPBENCH_FILES, SessionItem, load_roles, load_rpbench
+from rolebench.sessions.loop import play
+from rolebench.sessions.settings import Played, Players, SessionSettings, session_header
+from rolebench.sessions.store import SessionLog, read_log
+from rolebench.sessions.tasks import RPBENCH_DIR, SESSION_GROUPS, SESSION_TASKS, SessionTask
+from rolebench.storage.records import RecordStore
+
+PLAYERS_FIX = "give --opponent SPEC (answers each turn beside the model) and --judge SPEC (plays the user)"
+
+
+@dataclass(frozen=True)
+class SessionJudge:
+    """The judge of a run's sessions: its spec and `evaluate --judge`'s settings (base URL, judge file)."""
+
+    spec: str
+    settings: JudgeSettings
+
+
+@dataclass
+class SessionPlan:
+    """One session task of a run: its items (the `--limit` subset) and the data they came from."""
+
+    task: SessionTask
+    items: list[SessionItem]
+    data: dict[str, Any]
+
+
+def split_tasks(names: Iterable[str]) -> tuple[list[str], list[str]]:
+    """The single-turn task and group names, and the session tasks (groups expanded), in order, once each."""
+    single: list[str] = []
+    sessions: list[str] = []
+    for name in names:
+        if name in SESSION_GROUPS:
+            sessions += SESSION_GROUPS[name]
+        elif name in SESSION_TASKS:
+            sessions.append(name)
+        else:
+            single.append(name)
+    return single, list(dict.fromkeys(sessions))
+
+
+def check_players(definition: RunDefinition, judge: str | None) -> None:
+    """Session tasks need an opponent and a judge: one ConfigError line naming what is missing."""
+    tasks = split_tasks(definition.tasks)[1]
+    missing = [flag for flag, given in (("--opponent", definition.opponent), ("--judge", judge)) if not given]
+    if tasks and missing:
+        raise ConfigError(
+            f"the session tasks ({', '.join(tasks)}) need {' and '.join(missing)}",
+            where="--tasks",
+            fix=PLAYERS_FIX,
+        )
+
+
+def session_facts(task: str) -> dict[str, Any]:
+    """What a session task is, as a sweep's "already done" key holds it beside the single-turn tasks'
+    versions (its items' data enters through the sessions files' headers)."""
+    return {"session": asdict(SESSION_TASKS[task])}
+
+
+def _subset(items: list[SessionItem], limit: int | None, seed: int) -> list[SessionItem]:
+    """`limit` items drawn by their seeded ranks (a larger limit keeps a smaller one's), in file order."""
+    if limit is None or limit >= len(items):
+        return items
+    kept = {item.id for item in sorted(items, key=lambda item: item_seed(seed, item.id))[:limit]}
+    return [item for item in items if item.id in kept]
+
+
+def plan_sessions(definition: RunDefinition, names: Sequence[str], source: DataSource) -> list[SessionPlan]:
+    """Each session task's items and data (a missing or broken file: one DataError line, before any model)."""
+    plans = []
+    for name in names:
+        task = SESSION_TASKS[name]
+        if task.kind == "character" or task.kind == "scene":
+            file = RPBENCH_FILES[task.kind]
+            items = load_rpbench(RPBENCH_DIR, task.kind)
+            data: dict[str, Any] = {
+                "source": "RPBench-Auto, shipped with rolebench",
+                "files": {file: file_sha256(RPBENCH_DIR / file)},
+            }
+        else:
+            relpath = ROLE_FILES[task.language]
+            path = source.require(relpath, purpose=f"the roles of {name}")
+            items = load_roles(path.parent.parent, task.language)
+            data = {
+                "source": "RoleBench",
+                "kind": source.kind,
+                "location": source.location,
+                "revision": source.revision,
+                "files": {relpath: source.files[relpath]},
+            }
+        plans.append(SessionPlan(task, _subset(items, definition.limit, definition.limit_seed), data))
+    return plans
+
+
+def session_settings(definition: RunDefinition, execution: Execution, judge: SessionJudge) -> SessionSettings:
+    """The sessions' settings: the run's turns, seed and decoding for the candidates (its batching and
+    concurrency too), the judge file's decoding and retries for the judge."""
+    config = load_judge_config(judge.settings.judge_config)
+    return SessionSettings(
+        turns=definition.turns,
+        seed=definition.seed,
+        judge_attempts=config.max_attempts,
+        answer_config=definition.decoding(definition.max_new_tokens, execution),
+        judge_config=config.generation_config(
+            0, concurrency=execution.concurrency, batch_size=execution.batch_size
+        ),
+    )
+
+
+def session_players(
+    candidate: CachedModel,
+    definition: RunDefinition,
+    execution: Execution,
+    judge: SessionJudge,
+    store: RecordStore,
+) -> Players:
+    """The candidate as the run holds it, the opponent and the judge, all over the run's generation store."""
+    opponent = CachedModel(
+        str(definition.opponent), definition.opponent_options(execution.opponent_base_url), store
+    )
+    return Players(candidate, opponent, CachedModel(judge.spec, judge.settings.adapter_options(), store))
+
+
+def sessions_config(
+    definition: RunDefinition, plans: Sequence[SessionPlan], judge: SessionJudge | None
+) -> dict[str, Any]:
+    """run.json's `config.sessions` as planned: per task, the players' specs as given and the items taken."""
+    specs = {"candidate": definition.model, "opponent": definition.opponent, "judge": judge and judge.spec}
+    return {plan.task.name: {"specs": specs, "items": [item.id for item in plan.items]} for plan in plans}
+
+
+_NAMES = {
+    "turns": "--turns",
+    "seed": "--seed",
+    "judge_attempts": "the judge's attempts (--judge-config)",
+    "answer_decoding": "the answers' decoding (--temperature, --top-p, --max-new-tokens, ...)",
+    "judge_decoding": "the judge's decoding (--judge-config)",
+}
+
+
+def header_differences(stored: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:
+    """What differs between a sessions file's header and the one this run would write, by flag."""
+    lines = []
+    flags = {"candidate": "the model", "opponent": "--opponent", "judge": "--judge"}
+    for role, flag in flags.items():
+        old, new = (stored.get("players") or {}).get(role), now["players"][role]
+        if old != new:
+            change = model_change(old, new) if isinstance(old, Mapping) else "another model"
+            lines.append(f"{flag}: {change}")
+    old_settings = stored.get("settings") or {}
+    for name, value in now["settings"].items():
+        if old_settings.get(name) != value:
+            shown = f" {old_settings.get(name)} there, {value} now" if name in ("turns", "seed") else ""
+            lines.append(f"{_NAMES.get(name, name)}{shown}")
+    if stored.get("templates") != now["templates"]:
+        lines.append("the session prompt templates (another rolebench version)")
+    if stored.get("data") != now["data"]:
+        lines.append("the data the sessions were played on")
+    return lines or [f"{', '.join(sorted(set(stored) ^ set(now)))} (another rolebench version)"]
+
+
+def check_logs(
+    folder: RunFolder,
+    plans: Sequence[SessionPlan],
+    players: Players,
+    settings: SessionSettings,
+    overwrite: bool,
+) -> None:
+    """Refuse (before any call) sessions files played by other players or settings, naming what differs;
+    with `overwrite`, remove them (and a second judge's verdicts on them) to play them again."""
+    for plan in plans:
+        path = folder.session_log_path(plan.task.name)
+        stored, _ = read_log(path)
+        now = json.loads(json.dumps(session_header(players, settings, plan.data)))
+        if stored is None or stored == now:
+            continue
+        lines = header_differences(stored, now)
+        if not overwrite:
+            raise ConfigError(
+                f"{path} holds sessions played with other settings: {'; '.join(lines)}",
+                where="--output",
+                fix="use the same settings to resume them, another output folder, or pass --overwrite to "
+                "play them again",
+            )
+        path.unlink()
+        for rejudged in path.parent.glob(f"judges/*/{path.name}"):
+            rejudged.unlink()
+        print(f"rolebench: removed {path} ({'; '.join(lines)}): played again", file=sys.stderr)
+
+
+def play_sessions(
+    plans: Sequence[SessionPlan],
+    players: Players,
+    settings: SessionSettings,
+    folder: RunFolder,
+    progress: bool,
+) -> dict[str, Played]:
+    """Play (or resume) each task's sessions into its sessions file, every turn kept as it arrives."""
+    played = {}
+    for plan in plans:
+        log = SessionLog(
+            folder.session_log_path(plan.task.name), session_header(players, settings, plan.data)
+        )
+        try:
+            played[plan.task.name] = play(plan.items, players, settings, log, progress=progress)
+        except TemplateError:  # a local backend renders the prompt: its template raised
+            check_chat_order(players)
+            raise
+        if played[plan.task.name].stalled:  # a backend that reports a failed call as an error
+            check_chat_order(players)
+    return played
+
+
+# the candidates' conversation opens with the character's greeting, an assistant turn after the system
+# prompt; a chat template that demands a user turn first (Llama-2 / Mistral style) refuses it
+ORDER_PROBE: list[Message] = [
+    {"role": "system", "content": "You play a character."},
+    {"role": "assistant", "content": "Hello."},
+    {"role": "user", "content": "Hi."},
+]
+
+
+def check_chat_order(players: Players) -> None:
+    """After calls failed: one ConfigError line naming the candidate or opponent whose chat template
+    refuses the sessions' conversation order (the local backends that render prompts themselves)."""
+    for flag, model in (("--model", players.candidate), ("--opponent", players.opponent)):
+        render = getattr(model.adapter(), "render", None) if model.loaded else None
+        if not callable(render):
+            continue
+        try:
+            render(ORDER_PROBE)
+        except Exception as error:  # noqa: BLE001 - a template's raise_exception (jinja2's TemplateError)
+            raise ConfigError(
+                f"the chat template of {model.spec} refuses the sessions' conversation, which opens with the "
+                f"character's greeting as an assistant turn after the system prompt ({first_line(error)})",
+                where=flag,
+                fix="give it a chat template that accepts an assistant turn first (the sessions so far "
+                "are kept), or use another model in session tasks",
+            ) from None
