@@ -85,8 +85,14 @@ def mle_elo(
         if decrement < 1e-20:
             break
         size, before = 1.0, _loss(design, score, beta)
-        while size > 1e-10 and _loss(design, score, beta - size * step) > before - 0.25 * size * decrement:
-            size /= 2.0  # Newton's full step overshot (far from the optimum): a shorter one
+        # far from the optimum Newton's full step may overshoot: a shorter one. Near it (a decrement below
+        # what the loss's rounding can show) the full step is taken: the loss cannot tell the steps apart
+        while (
+            decrement > 1e-9
+            and size > 1e-10
+            and _loss(design, score, beta - size * step) > before - 0.25 * size * decrement
+        ):
+            size /= 2.0
         beta -= size * step
         beta -= beta.mean()  # the likelihood is blind to a shift: keep the average where upstream's is
     return {name: float(scale * beta[index[name]] + init) for name in models}
