@@ -89,7 +89,7 @@ def run_build(args: argparse.Namespace) -> int:
             print(
                 f"  {SPLIT_LABELS[board.split]} ({board.protocol} · {board.dataset}): {board.unranked_note()}"
             )
-    for board in json.loads((args.out / JSON).read_text(encoding="utf-8"))["session_boards"]:
+    for board in json.loads((args.out / JSON).read_text(encoding="utf-8")).get("session_boards", []):
         runs = sum(row["source"] == "ours" for row in board["rows"])
         print(f"  sessions: {board['heading']}: {runs} run(s){'; ' + board['note'] if board['note'] else ''}")
     copies = [p for p in written if p.is_relative_to(args.out / RESULTS_DIR)]

@@ -60,7 +60,7 @@ def write_leaderboard(
         "title": title,
         "generated": generated,
         "boards": [b.to_dict() for b in boards],
-        "session_boards": [b.to_dict() for b in sessions],
+        **({"session_boards": [b.to_dict() for b in sessions]} if sessions else {}),
     }
     texts = {
         MARKDOWN: "\n".join(t for t in (to_markdown(boards, title), sessions_markdown(sessions)) if t),
