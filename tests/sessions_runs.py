@@ -49,7 +49,7 @@ def session_run(
 ) -> Path:
     """A run folder with one task's sessions played and its results.json written; the folder."""
     run = RunFolder(folder)
-    store = RecordStore(folder / "generations.sqlite")
+    store = RecordStore(folder / "scripted-calls.sqlite")  # apart from a run's own store
     players = Players(
         cached(candidate(label), store), cached(candidate(opponent), store), cached(judge(plan), store)
     )
@@ -65,7 +65,8 @@ def session_run(
 def add_task(
     folder: Path, task: str, head: dict, n_items: int, turns: int, label: str, opponent: str
 ) -> None:
-    """Write (or extend) the run's results.json with the task's numbers from its sessions file."""
+    """Add the task's numbers (from its sessions file) and header to the run's results.json (a new one for a
+    run of sessions only), keeping everything else it holds."""
     run = RunFolder(folder)
     path = run.session_log_path(task)
     log = SessionLog(path, head)
@@ -81,13 +82,12 @@ def add_task(
     )
     specs = {"candidate": f"scripted:{label}", "opponent": f"scripted:{opponent}", "judge": "scripted:judge"}
     previous = run.read_results() if run.results_path.is_file() else None
-    sessions = {**(previous.sessions if previous else {}), task: result}
-    configs = {**((previous.config.sessions or {}) if previous else {}), task: {**head, "specs": specs}}
-    run.write_results(
-        RunResults(
-            created="2026-11-27T06:00:00",
-            config=RunConfig(model={"spec": f"scripted:{label}"}, sessions=configs),
-            results={},
-            sessions=sessions,
+    if previous is None:  # a run of sessions only
+        previous = RunResults(
+            created="2026-11-27T06:00:00", config=RunConfig(model={"spec": f"scripted:{label}"}), results={}
         )
+    configs = {**(previous.config.sessions or {}), task: {**head, "specs": specs}}
+    config = previous.config.model_copy(update={"sessions": configs})
+    run.write_results(
+        previous.model_copy(update={"config": config, "sessions": {**previous.sessions, task: result}})
     )
