@@ -7,7 +7,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import random
 import shutil
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +21,10 @@ from rolebench.leaderboard.session_turns import SESSION_TURNS_FILE
 from rolebench.leaderboard.sessions import OPPONENT, collect_sessions
 from rolebench.run.folder import RunFolder
 from rolebench.sessions.ratings import mle_elo, session_matches
-from rolebench.sessions.store import read_log
-from tests.sessions_runs import session_run, strength_plan
+from rolebench.sessions.store import SessionLog, read_log
+from tests.sessions_runs import add_task, session_run, strength_plan
 from tests.test_leaderboard import chrome_driver
+from tests.test_sessions_stats import _upstream
 
 TASK = "rolebench_eng_sessions"
 BIDI = "gnp\u202eexe"
@@ -207,3 +210,65 @@ def test_session_boards_read_well_in_chromium(runs: Path, tmp_path: Path, width:
     assert any(scrolls for _, scrolls in page[1]) == (width < 600)
     assert shown and set(shown) == {"sessions"}
     assert models[0].startswith("a model with a rather long name") and models[-1] == "scripted:gamma"
+
+
+# ---- ratings equal to RPBench-Auto's calculate_metrics.py ------------------------------------------------
+
+
+def _synthetic_run(
+    folder: Path, name: str, strength: float, draw: random.Random
+) -> list[tuple[str, str, str]]:
+    """A run of 40 five-turn sessions against the shared opponent with judgments drawn at random (the
+    candidate wins a turn with probability `strength`, ties some, fails a few), written as the engine
+    writes them; the decided matches as upstream lists them: (model_a, model_b, winner)."""
+    head = {
+        "players": {"candidate": {"spec": name}, "opponent": {"spec": "opp"}, "judge": {"spec": "judge"}},
+        "settings": {"turns": 5, "seed": 0, "judge_attempts": 2},
+        "templates": {},
+        "data": {"roles": "synthetic"},
+    }
+    log = SessionLog(RunFolder(folder).session_log_path(TASK), head)
+    matches = []
+    for s in range(40):
+        log.append({"item": f"s{s}", "turn": 0, "failure": None, "placement": None, "winner": None})
+        for turn in range(1, 6):
+            first = draw.choice(["candidate", "opponent"])
+            placement = {"model_a": first, "model_b": "opponent" if first == "candidate" else "candidate"}
+            u = draw.random()
+            winner = (
+                "tie" if u > 0.9 else None if u > 0.87 else "candidate" if u < strength * 0.87 else "opponent"
+            )
+            log.append(
+                {
+                    "item": f"s{s}",
+                    "turn": turn,
+                    "placement": placement,
+                    "winner": winner,
+                    "failure": "no verdict" if winner is None else None,
+                }
+            )
+            if winner in ("candidate", "opponent"):
+                names = {"candidate": name, "opponent": "opp"}
+                matches.append((names[placement["model_a"]], names[placement["model_b"]], names[winner]))
+    add_task(folder, TASK, head, 40, 5, name, "opp")
+    return matches
+
+
+def test_board_ratings_equal_the_upstream_scripts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    upstream = _upstream(monkeypatch)
+    draw = random.Random(11)
+    matches = []
+    for name, strength in (("m0", 0.75), ("m1", 0.55), ("m2", 0.45), ("m3", 0.3), ("m4", 0.5)):
+        matches += _synthetic_run(tmp_path / "runs" / name, name, strength, draw)
+    (board,) = collect_sessions([tmp_path / "runs"], names={"scripted:opp": "the opponent"})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = upstream.EloCalculator(method="mle").compute_mle_elo(matches)
+    rated = {("opp" if r.source == "opponent" else r.run): r for r in board.rows}
+    assert set(rated) == set(expected) and rated["opp"].model == "the opponent"
+    for name, row in rated.items():
+        assert row.rating == pytest.approx(float(expected[name]), abs=1e-3), name
+    assert board.ratings["n_matches"] == len(matches)
+    order = sorted(expected, key=lambda m: -float(expected[m]))
+    assert [("opp" if r.source == "opponent" else r.run) for r in board.rows] == order
+    assert all(r.rank_interval and r.rank_interval[0] <= r.rank <= r.rank_interval[1] for r in board.rows)
