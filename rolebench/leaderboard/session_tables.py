@@ -21,7 +21,8 @@ ABOUT = (
     "either way (ties and failures apart), with its 95% interval over sessions; as A / as B: the win rate "
     "in each placement (position bias). Rating: Bradley-Terry by maximum likelihood on the Elo scale over "
     "every decided turn of the board's runs, the opponent a player too; its 95% interval and the rank "
-    "interval (under the rank) from a bootstrap over sessions."
+    "interval (under the rank) from a bootstrap over the items, every run's session on a drawn item "
+    "drawn with it."
 )
 CSV_COLUMNS = [
     "board",

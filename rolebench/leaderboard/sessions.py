@@ -7,10 +7,12 @@ identities, the turns, seed, judge attempts and decodings, the templates, the da
 way are on another board, which says what differs. A row is one run: its win rate against the opponent
 with its interval (ties and failures apart), its position bias (its win rate as model_a and as model_b),
 and its **rating**: Bradley-Terry by maximum likelihood on the Elo scale over every decided turn of every
-run of the board, the opponent a player too (`rolebench.sessions.ratings`), with a bootstrap over sessions
-that gives each rating its interval and each player its rank interval. The turns are read from each run's
-sessions file (`sessions/<task>.jsonl`), or, in a built leaderboard folder, from `session_turns.json`
-beside the copy of its results.json (who was placed where and who won, per turn: no text).
+run of the board, the opponent a player too (`rolebench.sessions.ratings`), with a bootstrap over the
+items (each drawn item brings every run's session on it: the runs compared on the same draw, as the
+single-turn boards rank theirs) that gives each rating its interval and each player its rank interval
+(1,000 resamples, seed 0; a resample without finite ratings is skipped and counted). The turns are read
+from each run's sessions file (`sessions/<task>.jsonl`), or, in a built leaderboard folder, from
+`session_turns.json` beside the copy of its results.json (who was placed where and who won: no text).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from rolebench.leaderboard.session_turns import (
     session_header,
 )
 from rolebench.results.schema import RunResults
-from rolebench.sessions.ratings import ratings_with_intervals, session_matches
+from rolebench.sessions.ratings import matches_by_session, ratings_with_intervals
 from rolebench.sessions.stats import session_summary
 from rolebench.sessions.store import SESSIONS_DIR
 from rolebench.sessions.tasks import SESSION_GROUPS, SESSION_TASKS
@@ -159,11 +161,15 @@ def _rate(board: SessionBoard, entries: Sequence[_Entry], tasks: Sequence[str]) 
     if missing:
         board.note = f"no ratings: the turns of {missing[0]} are not found ({SESSIONS_DIR}/<task>.jsonl)"
         return
-    sessions = []
+    sessions, items = [], []
     for entry in entries:
         turns = _pooled(entry, tasks) or []
-        sessions += session_matches(turns, {"candidate": entry.run, "opponent": OPPONENT})
-    found = ratings_with_intervals(sessions, resamples=RESAMPLES, seed=0)
+        for item, matches in matches_by_session(
+            turns, {"candidate": entry.run, "opponent": OPPONENT}
+        ).items():
+            sessions.append(matches)
+            items.append(item)
+    found = ratings_with_intervals(sessions, resamples=RESAMPLES, seed=0, items=items)
     board.ratings = {k: v for k, v in found.items() if k != "ratings"}
     if found["ratings"] is None:
         board.note = f"no ratings: {found['why']}"

@@ -98,17 +98,24 @@ def mle_elo(
     return {name: float(scale * beta[index[name]] + init) for name in models}
 
 
-def session_matches(records: Sequence[Mapping[str, Any]], names: Mapping[str, str]) -> list[list[Match]]:
-    """Each session's matches from its kept turns (as `SessionLog.sessions` gives them, any order):
-    `(name shown as model_a, name shown as model_b, winner's name)` per decided turn; `names` maps
-    "candidate" and "opponent" to the models' names."""
+def matches_by_session(
+    records: Sequence[Mapping[str, Any]], names: Mapping[str, str]
+) -> dict[str, list[Match]]:
+    """Each session's matches from its kept turns (as `SessionLog.sessions` gives them, any order), by
+    item id: `(name shown as model_a, name shown as model_b, winner's name)` per decided turn; `names`
+    maps "candidate" and "opponent" to the models' names."""
     sessions: dict[str, list[Match]] = {}
     for record in records:
         if record.get("winner") in ("candidate", "opponent"):
             placed = record["placement"]
             match = (names[placed["model_a"]], names[placed["model_b"]], names[record["winner"]])
             sessions.setdefault(str(record["item"]), []).append(match)
-    return list(sessions.values())
+    return sessions
+
+
+def session_matches(records: Sequence[Mapping[str, Any]], names: Mapping[str, str]) -> list[list[Match]]:
+    """Each session's matches (`matches_by_session`), in a list."""
+    return list(matches_by_session(records, names).values())
 
 
 def _ranks(ratings: Mapping[str, float]) -> dict[str, int]:
@@ -117,22 +124,33 @@ def _ranks(ratings: Mapping[str, float]) -> dict[str, int]:
 
 
 def ratings_with_intervals(
-    sessions: Sequence[Sequence[Match]], *, resamples: int = 1000, confidence: float = 0.95, seed: int = 0
+    sessions: Sequence[Sequence[Match]],
+    *,
+    resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    items: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """The ratings of every model in `sessions`, each with its bootstrap interval and rank interval
-    (sessions resampled; a resample without finite ratings is skipped and counted)."""
+    (sessions resampled; a resample without finite ratings is skipped and counted). `items`: each
+    session's item; then the items are drawn, and each drawn item brings every session played on it (the
+    models compared on the same draw of items, as the single-turn boards rank theirs)."""
     pooled = [match for session in sessions for match in session]
     try:
         point = mle_elo(pooled)
     except RatingsUndefined as why:
         return {"ratings": None, "why": str(why), "n_matches": len(pooled)}
+    clusters: dict[str, list[int]] = {}
+    for index, item in enumerate(items if items is not None else map(str, range(len(sessions)))):
+        clusters.setdefault(item, []).append(index)
+    members = list(clusters.values())
     draws = np.random.default_rng(seed)
     rated: list[dict[str, float]] = []
     skipped = 0
     for _ in range(resamples):
-        picked = draws.integers(0, len(sessions), len(sessions))
+        picked = draws.integers(0, len(members), len(members))
         try:
-            rated.append(mle_elo([m for i in picked for m in sessions[i]]))
+            rated.append(mle_elo([m for c in picked for i in members[c] for m in sessions[i]]))
         except RatingsUndefined:
             skipped += 1
     table: dict[str, Any] = {}
