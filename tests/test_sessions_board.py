@@ -20,7 +20,7 @@ from rolebench.leaderboard.build import build
 from rolebench.leaderboard.session_turns import SESSION_TURNS_FILE
 from rolebench.leaderboard.sessions import OPPONENT, collect_sessions
 from rolebench.run.folder import RunFolder
-from rolebench.sessions.ratings import mle_elo, session_matches
+from rolebench.sessions.ratings import mle_elo, ratings_with_intervals, session_matches
 from rolebench.sessions.store import SessionLog, read_log
 from tests.sessions_runs import add_task, session_run, strength_plan
 from tests.test_leaderboard import chrome_driver
@@ -272,3 +272,41 @@ def test_board_ratings_equal_the_upstream_scripts(tmp_path: Path, monkeypatch: p
     order = sorted(expected, key=lambda m: -float(expected[m]))
     assert [("opp" if r.source == "opponent" else r.run) for r in board.rows] == order
     assert all(r.rank_interval and r.rank_interval[0] <= r.rank <= r.rank_interval[1] for r in board.rows)
+
+
+@pytest.mark.parametrize(
+    ("damage", "said"),
+    [
+        ({"turns": "none"}, "no list of session turns"),
+        ({"turns": [{"item": "Ann", "turn": 1, "placement": None, "winner": "candidate"}]}, "turn 1 is not"),
+        ({"turns": [{"item": "Ann", "turn": "1", "placement": None, "winner": None}]}, "turn 1 is not"),
+    ],
+)
+def test_a_damaged_session_turns_file_is_refused_in_one_line(
+    runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], damage: dict[str, Any], said: str
+) -> None:
+    build([runs / "alpha", runs / "beta"], tmp_path / "first", reference=False)
+    kept = tmp_path / "first" / "results" / "beta" / SESSION_TURNS_FILE
+    document = json.loads(kept.read_text())
+    document[TASK] = {**document[TASK], **damage}
+    kept.write_text(json.dumps(document))
+    code = main(
+        ["leaderboard", "build", str(tmp_path / "first" / "results"), "--out", str(tmp_path / "again")]
+    )
+    captured = capsys.readouterr()
+    assert code != 0 and said in captured.err and len(captured.err.strip().splitlines()) == 1
+    assert f"{SESSION_TURNS_FILE} ({TASK})" in captured.err
+
+
+def test_rating_intervals_draw_items_with_every_run_s_session_on_them() -> None:
+    """With one item in all, every resample draws every session: the intervals are the point itself."""
+    sessions = [
+        [("a", "o", "a"), ("o", "a", "o")],
+        [("b", "o", "o"), ("b", "o", "b")],
+        [("a", "o", "a"), ("o", "b", "b"), ("o", "a", "o")],
+    ]
+    joint = ratings_with_intervals(sessions, resamples=50, items=["x", "x", "x"])
+    for found in joint["ratings"].values():
+        assert found["rating_ci"] == pytest.approx([found["rating"], found["rating"]])
+    apart = ratings_with_intervals(sessions, resamples=50)  # each session drawn on its own
+    assert any(f["rating_ci"] != pytest.approx([f["rating"]] * 2) for f in apart["ratings"].values())

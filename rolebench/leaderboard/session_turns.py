@@ -12,10 +12,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from rolebench.errors import DataError
 from rolebench.results.schema import RunResults
 from rolebench.run.folder import read_results
 from rolebench.sessions.store import SESSIONS_DIR, read_log
 from rolebench.storage.files import write_text_atomic
+from rolebench.storage.jsonl import read_json
 
 SESSION_TURNS_FILE = "session_turns.json"  # OUT/results/<run>/: each task's turns, no text
 Turns = list[dict[str, Any]]
@@ -75,10 +77,46 @@ def read_turns(results: RunResults, task: str) -> Turns | None:
     kept = folder / SESSION_TURNS_FILE
     if not kept.is_file():
         return None
-    block = json.loads(kept.read_text(encoding="utf-8")).get(task)
+    document = read_json(kept)
+    block = document.get(task) if isinstance(document, Mapping) else None
     if not isinstance(block, Mapping) or (recorded and block.get("log_sha256") != recorded):
         return None
-    return [dict(t) for t in block.get("turns") or []]
+    return _checked(block.get("turns"), f"{kept} ({task})")
+
+
+_SIDES = ("candidate", "opponent")
+
+
+def _turn_ok(turn: Any) -> bool:
+    if not isinstance(turn, Mapping) or not isinstance(turn.get("item"), str | int):
+        return False
+    placement, number = turn.get("placement"), turn.get("turn")
+    placed = placement is None or (
+        isinstance(placement, Mapping) and sorted(placement.values()) == list(_SIDES) and len(placement) == 2
+    )
+    return (
+        isinstance(number, int)
+        and placed
+        and turn.get("winner") in (*_SIDES, "tie", None)
+        and (turn.get("winner") in (None, "tie") or placement is not None)
+    )
+
+
+def _checked(turns: Any, where: str) -> Turns:
+    """`session_turns.json`'s turns of one task, refused in one line where one is not a turn."""
+    if not isinstance(turns, list):
+        bad: int | None = 0
+    else:
+        bad = next((n for n, t in enumerate(turns, 1) if not _turn_ok(t)), None)
+    if bad is not None:
+        raise DataError(
+            f"not a list of session turns (turn {bad} is not item, turn, placement, winner)"
+            if bad
+            else "no list of session turns",
+            where=where,
+            fix="build the leaderboard again from the run folders (`rolebench leaderboard build RUNS...`)",
+        )
+    return [dict(t) for t in turns]
 
 
 def _kept(record: Mapping[str, Any]) -> dict[str, Any]:
