@@ -174,7 +174,10 @@ def test_a_sessions_file_changed_after_its_numbers_leaves_the_board_without_rati
     log = RunFolder(tmp_path / "beta").session_log_path(TASK)
     log.write_bytes(log.read_bytes() + log.read_bytes().splitlines(keepends=True)[-1])
     (board,) = collect_sessions([tmp_path])
-    assert board.note == "no ratings: the turns of beta are not found (sessions/<task>.jsonl)"
+    assert board.note == (
+        "no ratings: the turns of beta are not found (sessions/<task>.jsonl), or are not those its numbers "
+        "came from"
+    )
     assert all(r.rating is None for r in board.rows)
 
 

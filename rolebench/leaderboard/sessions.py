@@ -159,7 +159,10 @@ def _rate(board: SessionBoard, entries: Sequence[_Entry], tasks: Sequence[str]) 
         return
     missing = [e.run for e in entries if _pooled(e, tasks) is None]
     if missing:
-        board.note = f"no ratings: the turns of {missing[0]} are not found ({SESSIONS_DIR}/<task>.jsonl)"
+        board.note = (
+            f"no ratings: the turns of {missing[0]} are not found ({SESSIONS_DIR}/<task>.jsonl), or are not "
+            "those its numbers came from"
+        )
         return
     sessions, items = [], []
     for entry in entries:
