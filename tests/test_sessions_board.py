@@ -157,6 +157,7 @@ def test_every_format_shows_the_boards_and_a_rebuild_from_the_built_folder_is_th
     assert "Gamma \\& \\textless{}co\\textgreater{}" in latex and "\\label{tab:sessions-rpbench-" in latex
     page = (first / "index.html").read_text()
     assert "Gamma &amp; &lt;co&gt;" in page and '<option value="sessions">Sessions</option>' in page
+    assert "Generated from results up to 2026-11-27" in page
     kept = json.loads((first / "results" / "beta" / SESSION_TURNS_FILE).read_text())[TASK]
     assert set(kept["turns"][0]) == {"item", "turn", "placement", "winner", "failure"}  # no text
     assert "<beta>" not in (first / "results" / "beta" / SESSION_TURNS_FILE).read_text()

@@ -40,9 +40,11 @@ RESULTS_DIR = "results"  # OUT/results/<run>/results.json: the result files the 
 DEFAULT_TITLE = "RoleBench leaderboard"
 
 
-def results_date(boards: Sequence[Board]) -> str:
-    """The newest date among our rows: pages say "results up to ..." so a rebuild changes no byte."""
+def results_date(boards: Sequence[Board], sessions: Sequence[SessionBoard] = ()) -> str:
+    """The newest date among our rows (the session boards' among them): pages say "results up to ..." so
+    a rebuild changes no byte."""
     dates = [r.date for b in boards for r in b.rows if r.source == OURS and r.date]
+    dates += [r.date for b in sessions for r in b.rows if r.source == OURS and r.date]
     return f"from results up to {max(dates)}" if dates else "from the paper's reported numbers only"
 
 
@@ -55,7 +57,7 @@ def write_leaderboard(
 ) -> list[Path]:
     """Write Markdown, CSV, LaTeX, HTML and JSON tables into `out` (each atomically), the session boards
     among them (and in sessions.csv, when there are any); return their paths."""
-    generated = results_date(boards)
+    generated = results_date(boards, sessions)
     document = {
         "title": title,
         "generated": generated,
