@@ -133,7 +133,7 @@ def test_group_board_pools_the_tasks_of_the_group(runs: Path) -> None:
 
 
 def test_every_format_shows_the_boards_and_a_rebuild_from_the_built_folder_is_the_same(
-    runs: Path, tmp_path: Path
+    runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     names = {"alpha": BIDI, "scripted:gamma": "Gamma & <co>"}
     build([runs], tmp_path / "first", reference=False, names=names)
@@ -164,7 +164,10 @@ def test_every_format_shows_the_boards_and_a_rebuild_from_the_built_folder_is_th
     build([first / "results"], tmp_path / "second", reference=False, names=names)
     assert _boards(tmp_path / "second") == _boards(first)
     assert (tmp_path / "second" / "sessions.csv").read_text() == (first / "sessions.csv").read_text()
+    capsys.readouterr()
     assert main(["leaderboard", "publish", str(first), "--repo", "org/board", "--dry-run"]) == 0
+    listed = capsys.readouterr().out
+    assert "  sessions.csv" in listed and f"  results/beta/{SESSION_TURNS_FILE}" in listed
 
 
 def test_a_sessions_file_changed_after_its_numbers_leaves_the_board_without_ratings(
