@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import itertools
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from rolebench.cli.main import main
+from rolebench.errors import DataError
 from rolebench.report.comparison import compare_folders
 from rolebench.run.folder import RunFolder
 from rolebench.sessions.store import read_log
@@ -106,10 +108,8 @@ def test_sessions_sit_beside_the_single_turn_table(runs: Path, capsys: pytest.Ca
 
 
 def test_a_sessions_file_changed_after_its_numbers_is_refused(runs: Path, tmp_path: Path) -> None:
-    import shutil
-
     shutil.copytree(runs / "gamma", tmp_path / "gamma")
     log = RunFolder(tmp_path / "gamma").session_log_path(TASK)
     log.write_bytes(log.read_bytes().replace(b'"winner": "opponent"', b'"winner": "candidate"', 1))
-    with pytest.raises(Exception, match="the turns of B's rolebench_eng_sessions are not found"):
+    with pytest.raises(DataError, match="the turns of B's rolebench_eng_sessions are not found"):
         compare_folders(runs / "alpha", tmp_path / "gamma")
