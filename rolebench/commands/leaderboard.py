@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 from model_adapters.secrets import secret_from_env
@@ -23,7 +24,9 @@ def add_parser(subparsers: Subparsers) -> None:
         help="collect results.json files into tables and a web page",
         description="Collect results.json files (folders are searched recursively) into boards: one "
         "table per (split, scoring protocol, dataset files, judge, task versions), beside the "
-        "paper's reported numbers. Writes leaderboard.md, .csv, .tex, .json and index.html, and copies "
+        "paper's reported numbers, and one board per session task (and group) played the same way, "
+        "with ratings across its models. Writes leaderboard.md, .csv, .tex, .json, index.html and "
+        "sessions.csv, and copies "
         "every results.json into OUT/results/<run>/ (what `leaderboard publish` uploads with the tables: "
         "`leaderboard build OUT/results` makes the same tables again).",
     )
@@ -64,9 +67,10 @@ def add_parser(subparsers: Subparsers) -> None:
 
 
 def run_build(args: argparse.Namespace) -> int:
-    from rolebench.leaderboard.build import RESULTS_DIR, build
+    from rolebench.leaderboard.build import JSON, RESULTS_DIR, build
     from rolebench.leaderboard.items import ITEM_SCORES_FILE
     from rolebench.leaderboard.rows import SPLIT_LABELS
+    from rolebench.leaderboard.session_turns import SESSION_TURNS_FILE
 
     boards, written = build(
         args.results,
@@ -85,13 +89,19 @@ def run_build(args: argparse.Namespace) -> int:
             print(
                 f"  {SPLIT_LABELS[board.split]} ({board.protocol} · {board.dataset}): {board.unranked_note()}"
             )
+    for board in json.loads((args.out / JSON).read_text(encoding="utf-8")).get("session_boards", []):
+        runs = sum(row["source"] == "ours" for row in board["rows"])
+        print(f"  sessions: {board['heading']}: {runs} run(s){'; ' + board['note'] if board['note'] else ''}")
     copies = [p for p in written if p.is_relative_to(args.out / RESULTS_DIR)]
     for path in written:
         if path not in copies:
             print(f"  {path}")
     scores = sum(1 for p in copies if p.name == ITEM_SCORES_FILE)
+    turns = sum(1 for p in copies if p.name == SESSION_TURNS_FILE)
     kept = f"; {scores} {ITEM_SCORES_FILE}, the ranked runs' per-item scores" if scores else ""
-    print(f"  {args.out / RESULTS_DIR}/ ({len(copies) - scores} results.json, the tables' sources{kept})")
+    kept += f"; {turns} {SESSION_TURNS_FILE}, the runs' session turns" if turns else ""
+    results = len(copies) - scores - turns
+    print(f"  {args.out / RESULTS_DIR}/ ({results} results.json, the tables' sources{kept})")
     return 0
 
 

@@ -21,11 +21,18 @@ from rolebench.errors import ConfigError, DataError
 from rolebench.leaderboard.boards import OURS, SPLIT_LABELS, Board, Row
 from rolebench.leaderboard.build import OUTPUT_FILES
 from rolebench.leaderboard.items import ITEM_SCORES_FILE
+from rolebench.leaderboard.session_turns import SESSION_TURNS_FILE
 from rolebench.run.folder import RESULTS_FILE
 from rolebench.scoring.metrics import AVG, LABELS, METRIC_KEYS, METRICS
 from rolebench.storage.files import write_text_atomic
 
-PUBLISH_PATTERNS = [*OUTPUT_FILES, f"**/{RESULTS_FILE}", RESULTS_FILE, f"**/{ITEM_SCORES_FILE}"]
+PUBLISH_PATTERNS = [
+    *OUTPUT_FILES,
+    f"**/{RESULTS_FILE}",
+    RESULTS_FILE,
+    f"**/{ITEM_SCORES_FILE}",
+    f"**/{SESSION_TURNS_FILE}",
+]
 DATASET_ID = "ZenMoore/RoleBench"
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 _METRIC_NAMES = {**{m.key: f"ROUGE-L {m.label} ({m.aspect})" for m in METRICS}, AVG: f"ROUGE-L {LABELS[AVG]}"}

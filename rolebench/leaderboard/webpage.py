@@ -22,6 +22,9 @@ import markupsafe
 from rolebench.leaderboard.boards import FLOOR, REPORTED, SPLIT_LABELS, Board, Row, n_display
 from rolebench.leaderboard.columns import ABOUT_LEAD, ABOUT_MORE, FLAG_LEGEND, SHOWN_SCORES
 from rolebench.leaderboard.figure import WIDTH, NameKey, board_figure
+from rolebench.leaderboard.session_tables import ABOUT as SESSIONS_ABOUT
+from rolebench.leaderboard.session_tables import page_boards
+from rolebench.leaderboard.sessions import SessionBoard
 from rolebench.leaderboard.tables import (
     best_values,
     board_heading,
@@ -101,7 +104,9 @@ def _row_view(row: Row, best: dict[str, float], key: str) -> dict[str, Any]:
     }
 
 
-def page_context(boards: Sequence[Board], title: str, generated: str) -> dict[str, Any]:
+def page_context(
+    boards: Sequence[Board], title: str, generated: str, sessions: Sequence[SessionBoard] = ()
+) -> dict[str, Any]:
     """Everything the template shows; `roles` is the JSON the drill-down script reads."""
     views, roles = [], {}
     for board in boards:
@@ -142,6 +147,8 @@ def page_context(boards: Sequence[Board], title: str, generated: str) -> dict[st
         "metrics": [{"label": m.label, "meaning": m.meaning} for m in METRICS],
         "metric_labels": named([m.label for m in METRICS]),
         "roles": {"metrics": list(METRIC_KEYS), "rows": roles},
+        "session_boards": page_boards(sessions),
+        "session_about": SESSIONS_ABOUT,
         **page_script(),
     }
 
@@ -154,9 +161,15 @@ def page_script() -> dict[str, Any]:
     return {"script": markupsafe.Markup(text), "script_hash": f"sha256-{digest}"}
 
 
-def to_html(boards: Sequence[Board], *, title: str = "RoleBench leaderboard", generated: str = "") -> str:
+def to_html(
+    boards: Sequence[Board],
+    *,
+    title: str = "RoleBench leaderboard",
+    generated: str = "",
+    sessions: Sequence[SessionBoard] = (),
+) -> str:
     return (
         html_environment(TEMPLATE_DIR)
         .get_template(PAGE_TEMPLATE)
-        .render(**page_context(boards, title, generated))
+        .render(**page_context(boards, title, generated, sessions))
     )

@@ -55,54 +55,75 @@ def _check_defined(models: Sequence[str], matches: Sequence[Match]) -> None:
         raise RatingsUndefined("some model won every match or lost every match against the others")
 
 
-def _loss(design: np.ndarray, score: np.ndarray, beta: np.ndarray) -> float:
+def _loss(design: np.ndarray, score: np.ndarray, weight: np.ndarray, beta: np.ndarray) -> float:
     """The negative log-likelihood of the ratings `beta` (log(1 + e^-x) computed without overflow)."""
     margin = design @ beta
-    return float(np.sum(score * np.logaddexp(0.0, -margin) + (1.0 - score) * np.logaddexp(0.0, margin)))
+    return float(weight @ (score * np.logaddexp(0.0, -margin) + (1.0 - score) * np.logaddexp(0.0, margin)))
 
 
 def mle_elo(
     matches: Sequence[Match], *, scale: float = SCALE, base: float = BASE, init: float = INIT
 ) -> dict[str, float]:
-    """Each model's rating (see the module docstring), in order of first appearance."""
+    """Each model's rating (see the module docstring), in order of first appearance. The matches of one
+    ordered pair (model_a, model_b) enter the likelihood together (their count and mean score): the same
+    likelihood as one row per match, solved in a time that grows with the pairs, not the matches."""
     models = list(dict.fromkeys(name for a, b, _ in matches for name in (a, b)))
     _check_defined(models, matches)
     index = {name: i for i, name in enumerate(models)}
-    design = np.zeros((len(matches), len(models)))
-    rows = np.arange(len(matches))
-    design[rows, [index[a] for a, _, _ in matches]] += math.log(base)
-    design[rows, [index[b] for _, b, _ in matches]] -= math.log(base)
-    score = np.array([1.0 if w == a else 0.5 if w == "tie" else 0.0 for a, _, w in matches])
+    pairs: dict[tuple[str, str], list[float]] = {}
+    for a, b, winner in matches:
+        tally = pairs.setdefault((a, b), [0.0, 0.0])
+        tally[0] += 1.0
+        tally[1] += 1.0 if winner == a else 0.5 if winner == "tie" else 0.0
+    design = np.zeros((len(pairs), len(models)))
+    rows = np.arange(len(pairs))
+    design[rows, [index[a] for a, _ in pairs]] += math.log(base)
+    design[rows, [index[b] for _, b in pairs]] -= math.log(base)
+    weight = np.array([count for count, _ in pairs.values()])
+    score = np.array([won / count for count, won in pairs.values()])
     beta = np.zeros(len(models))
     for _ in range(100):
         p = 1.0 / (1.0 + np.exp(-(design @ beta)))
-        gradient = design.T @ (p - score)
-        hessian = design.T @ (design * (p * (1.0 - p))[:, None])
+        gradient = design.T @ (weight * (p - score))
+        hessian = design.T @ (design * (weight * p * (1.0 - p))[:, None])
         step = np.linalg.pinv(hessian, hermitian=True) @ gradient
         decrement = float(
             gradient @ step
         )  # Newton's decrement: twice the loss still to gain, near the optimum
         if decrement < 1e-20:
             break
-        size, before = 1.0, _loss(design, score, beta)
-        while size > 1e-10 and _loss(design, score, beta - size * step) > before - 0.25 * size * decrement:
-            size /= 2.0  # Newton's full step overshot (far from the optimum): a shorter one
+        size, before = 1.0, _loss(design, score, weight, beta)
+        # far from the optimum Newton's full step may overshoot: a shorter one. Near it (a decrement below
+        # what the loss's rounding can show) the full step is taken: the loss cannot tell the steps apart
+        while (
+            decrement > 1e-9
+            and size > 1e-10
+            and _loss(design, score, weight, beta - size * step) > before - 0.25 * size * decrement
+        ):
+            size /= 2.0
         beta -= size * step
         beta -= beta.mean()  # the likelihood is blind to a shift: keep the average where upstream's is
     return {name: float(scale * beta[index[name]] + init) for name in models}
 
 
-def session_matches(records: Sequence[Mapping[str, Any]], names: Mapping[str, str]) -> list[list[Match]]:
-    """Each session's matches from its kept turns (as `SessionLog.sessions` gives them, any order):
-    `(name shown as model_a, name shown as model_b, winner's name)` per decided turn; `names` maps
-    "candidate" and "opponent" to the models' names."""
+def matches_by_session(
+    records: Sequence[Mapping[str, Any]], names: Mapping[str, str]
+) -> dict[str, list[Match]]:
+    """Each session's matches from its kept turns (as `SessionLog.sessions` gives them, any order), by
+    item id: `(name shown as model_a, name shown as model_b, winner's name)` per decided turn; `names`
+    maps "candidate" and "opponent" to the models' names."""
     sessions: dict[str, list[Match]] = {}
     for record in records:
         if record.get("winner") in ("candidate", "opponent"):
             placed = record["placement"]
             match = (names[placed["model_a"]], names[placed["model_b"]], names[record["winner"]])
             sessions.setdefault(str(record["item"]), []).append(match)
-    return list(sessions.values())
+    return sessions
+
+
+def session_matches(records: Sequence[Mapping[str, Any]], names: Mapping[str, str]) -> list[list[Match]]:
+    """Each session's matches (`matches_by_session`), in a list."""
+    return list(matches_by_session(records, names).values())
 
 
 def _ranks(ratings: Mapping[str, float]) -> dict[str, int]:
@@ -111,22 +132,33 @@ def _ranks(ratings: Mapping[str, float]) -> dict[str, int]:
 
 
 def ratings_with_intervals(
-    sessions: Sequence[Sequence[Match]], *, resamples: int = 1000, confidence: float = 0.95, seed: int = 0
+    sessions: Sequence[Sequence[Match]],
+    *,
+    resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    items: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """The ratings of every model in `sessions`, each with its bootstrap interval and rank interval
-    (sessions resampled; a resample without finite ratings is skipped and counted)."""
+    (sessions resampled; a resample without finite ratings is skipped and counted). `items`: each
+    session's item; then the items are drawn, and each drawn item brings every session played on it (the
+    models compared on the same draw of items, as the single-turn boards rank theirs)."""
     pooled = [match for session in sessions for match in session]
     try:
         point = mle_elo(pooled)
     except RatingsUndefined as why:
         return {"ratings": None, "why": str(why), "n_matches": len(pooled)}
+    clusters: dict[str, list[int]] = {}
+    for index, item in enumerate(items if items is not None else map(str, range(len(sessions)))):
+        clusters.setdefault(item, []).append(index)
+    members = list(clusters.values())
     draws = np.random.default_rng(seed)
     rated: list[dict[str, float]] = []
     skipped = 0
     for _ in range(resamples):
-        picked = draws.integers(0, len(sessions), len(sessions))
+        picked = draws.integers(0, len(members), len(members))
         try:
-            rated.append(mle_elo([m for i in picked for m in sessions[i]]))
+            rated.append(mle_elo([m for c in picked for i in members[c] for m in sessions[i]]))
         except RatingsUndefined:
             skipped += 1
     table: dict[str, Any] = {}
