@@ -138,7 +138,8 @@ def _evaluated(
     session_judge = SessionJudge(judge, settings) if judge else None
     results = evaluate_run(definition, execution, folder, model, session_judge)
     single_turn = split_tasks(definition.tasks)[0]
-    return judge_folder(folder, judge, settings) if judge and single_turn else results
+    # the judge played the sessions: its pass after evaluating is on the single-turn tasks only
+    return judge_folder(folder, judge, settings, sessions=False) if judge and single_turn else results
 
 
 def plan_run(definition: RunDefinition, execution: Execution) -> Resolved:
@@ -191,9 +192,15 @@ def judge(run: str | Path, judge: str, against: str | Path | None = None, **opti
 
 
 def judge_folder(
-    folder: RunFolder, judge: str, settings: JudgeSettings, against: RunFolder | None = None
+    folder: RunFolder,
+    judge: str,
+    settings: JudgeSettings,
+    against: RunFolder | None = None,
+    *,
+    sessions: bool = True,
 ) -> RunResults:
-    """`judge` on a run folder with checked settings (what `evaluate --judge` runs after evaluating).
+    """`judge` on a run folder with checked settings (what `evaluate --judge` runs after evaluating, with
+    `sessions=False`: the judge that played the sessions does not judge them again).
 
     The judge's own settings are checked first; what it needs from this machine (a key, a server that
     answers) after the run and its opponent, so a wrong folder is named before a missing key."""
@@ -203,7 +210,7 @@ def judge_folder(
         records = {task: folder.read_samples(task) for task in record.finished_tasks()}
         if against is None:
             judge_run(folder, records, judge, settings)
-            for line in judge_sessions(folder, judge, settings):  # a second judge on the sessions
+            for line in judge_sessions(folder, judge, settings) if sessions else ():  # a second judge
                 print(line)
         else:
             judge_versus(folder, records, against, judge, settings)
