@@ -13,11 +13,11 @@ import pytest
 
 from model_adapters import Generation, GenerationConfig
 from rolebench.errors import ConfigError
+from rolebench.run.session_log import SessionLog, log_path, read_log
+from rolebench.scoring.session_stats import judge_agreement
 from rolebench.sessions.loop import play
 from rolebench.sessions.rejudge import rejudge
 from rolebench.sessions.settings import Players, SessionSettings, placement
-from rolebench.sessions.stats import judge_agreement
-from rolebench.sessions.store import SessionLog, log_path, read_log
 from rolebench.storage.records import RecordStore
 from tests.sessions_scripted import (
     CALLS,

@@ -9,11 +9,11 @@ import pytest
 
 from model_adapters import GenerationConfig
 from rolebench.cached_model import CachedModel
+from rolebench.run.session_log import SessionLog, log_path
+from rolebench.scoring.session_stats import session_summary
 from rolebench.sessions.data import load_roles
 from rolebench.sessions.loop import play
 from rolebench.sessions.settings import Players, SessionSettings
-from rolebench.sessions.stats import session_summary
-from rolebench.sessions.store import SessionLog, log_path
 from rolebench.storage.records import RecordStore
 from tests.sessions_scripted import cached, candidate, header, judge
 
