@@ -73,9 +73,9 @@ def play_once(folder: Path, base_url: str, args: argparse.Namespace, way: str) -
     """One way of playing the sessions (see the module docstring): wall and CPU seconds, turns kept."""
     from model_adapters import GenerationConfig
     from rolebench.cached_model import CachedModel
+    from rolebench.run.session_log import SessionLog
     from rolebench.sessions.loop import play
     from rolebench.sessions.settings import Players, SessionSettings
-    from rolebench.sessions.store import SessionLog
     from rolebench.storage.records import RecordStore
     from tests.sessions_scripted import header, role_items
 

@@ -11,12 +11,12 @@ from pathlib import Path
 
 from rolebench.results.schema import RunConfig, RunResults, SessionResult
 from rolebench.run.folder import RunFolder
+from rolebench.run.session_log import SessionLog, session_over
+from rolebench.scoring.session_stats import session_summary
 from rolebench.sessions.loop import play
 from rolebench.sessions.settings import Players, SessionSettings
-from rolebench.sessions.stats import session_summary
-from rolebench.sessions.store import SessionLog, session_over
-from rolebench.sessions.tasks import SESSION_TASKS
 from rolebench.storage.records import RecordStore
+from rolebench.tasks.sessions import SESSION_TASKS
 from tests.sessions_scripted import Plan, cached, candidate, header, judge, role_items
 
 NAMES = ("Ann", "Bob", "Cid", "Dee", "Eve", "Fay", "Gus", "Hal")

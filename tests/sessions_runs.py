@@ -17,10 +17,10 @@ from typing import Any
 from model_adapters import Generation, GenerationConfig, Request
 from rolebench.results.schema import SessionResult
 from rolebench.run.folder import RunFolder
+from rolebench.run.session_log import SessionLog, session_over
+from rolebench.scoring.session_stats import session_summary
 from rolebench.sessions.loop import play
 from rolebench.sessions.settings import Players, SessionSettings
-from rolebench.sessions.stats import session_summary
-from rolebench.sessions.store import SessionLog, session_over
 from tests import run_folders
 from tests.sessions_scripted import Scripted, cached, candidate, header, judge, role_items, standard_plan
 

@@ -21,10 +21,11 @@ from typing import Any
 
 from model_adapters import Generation, GenerationConfig, Request
 from rolebench.cached_model import CachedModel
+from rolebench.run.folder import RunFolder
+from rolebench.run.session_log import SessionLog
 from rolebench.sessions.data import SessionItem, load_roles
 from rolebench.sessions.loop import play
 from rolebench.sessions.settings import Players, SessionSettings, session_header
-from rolebench.sessions.store import SessionLog, log_path
 from rolebench.storage.records import RecordStore
 
 # RPBench-Auto's release: $RPBENCH_DATA, else beside the RoleBench copy ($ROLEBENCH_DATA/../rpbench)
@@ -132,7 +133,7 @@ def standard_run(run_dir: Path) -> tuple[SessionLog, Players]:
     )
     settings = SessionSettings(turns=3, seed=7, judge_attempts=2)
     items = role_items(run_dir / "data", ["Ann", "Bob"])
-    log = SessionLog(log_path(run_dir, "roles"), header(settings, players))
+    log = SessionLog(RunFolder(run_dir).session_log_path("roles"), header(settings, players))
     play(items, players, settings, log)
     return log, players
 

@@ -12,7 +12,7 @@ import yaml
 from rolebench.data.splits import BENCHMARKS, Benchmark, SplitDef
 from rolebench.scoring.lmeval_files import FOLDER, GROUP_FILE, KIND_FILES, lagging_files, main, task_files
 from rolebench.scoring.metrics import CUS, METRICS
-from rolebench.tasks.catalogue import catalogue
+from rolebench.tasks.catalogue import TASKS_DIR, catalogue
 
 
 def _parsed(*args) -> dict[str, dict]:
@@ -20,6 +20,7 @@ def _parsed(*args) -> dict[str, dict]:
 
 
 def test_the_task_files_say_what_the_definitions_say():
+    assert FOLDER == TASKS_DIR / "rolebench"  # the folder the catalogue reads (scoring does not import tasks)
     assert lagging_files() == []
     assert main(["--check"]) == 0
     files = _parsed()

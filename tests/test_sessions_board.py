@@ -20,8 +20,8 @@ from rolebench.leaderboard.build import build
 from rolebench.leaderboard.session_turns import SESSION_TURNS_FILE
 from rolebench.leaderboard.sessions import OPPONENT, collect_sessions
 from rolebench.run.folder import RunFolder
-from rolebench.sessions.ratings import mle_elo, ratings_with_intervals, session_matches
-from rolebench.sessions.store import SessionLog, read_log
+from rolebench.run.session_log import SessionLog, read_log
+from rolebench.scoring.ratings import mle_elo, ratings_with_intervals, session_matches
 from tests.sessions_rated_runs import add_task, session_run, strength_plan
 from tests.test_leaderboard import chrome_driver
 from tests.test_sessions_stats import _upstream

@@ -16,7 +16,7 @@ from rolebench.cli.main import main
 from rolebench.errors import DataError
 from rolebench.report.comparison import compare_folders
 from rolebench.run.folder import RunFolder
-from rolebench.sessions.store import read_log
+from rolebench.run.session_log import read_log
 from tests.sessions_rated_runs import session_run, strength_plan
 from tests.test_compare import evaluate
 

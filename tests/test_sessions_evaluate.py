@@ -24,7 +24,7 @@ import pytest
 import rolebench
 from rolebench.cli.main import main
 from rolebench.errors import ConfigError
-from rolebench.sessions.store import read_log
+from rolebench.run.session_log import read_log
 from tests.fake_openai import FakeOpenAI
 from tests.sessions_scripted import candidate
 from tests.sessions_servers import judge_server, players_server, write_roles
@@ -262,10 +262,10 @@ def test_a_run_killed_at_any_call_resumes_to_the_same_sessions(servers, tmp_path
 
 def test_a_second_judges_verdicts_join_the_results_with_their_agreement(servers, tmp_path):
     from rolebench.run.folder import RunFolder
+    from rolebench.run.session_log import SessionLog
     from rolebench.sessions.data import load_roles
     from rolebench.sessions.rejudge import rejudge
     from rolebench.sessions.settings import SessionSettings
-    from rolebench.sessions.store import SessionLog
     from rolebench.storage.records import RecordStore
     from tests.sessions_scripted import cached, judge
 

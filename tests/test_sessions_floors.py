@@ -15,14 +15,14 @@ import pytest
 from model_adapters import GenerationConfig, Request, load_model
 from rolebench.cached_model import CachedModel
 from rolebench.cli.main import main
+from rolebench.run.session_log import SessionLog
+from rolebench.scoring.session_stats import session_summary
 from rolebench.sessions.audit import audit_items, profile_sentences
 from rolebench.sessions.data import load_rpbench
 from rolebench.sessions.loop import play
 from rolebench.sessions.settings import Players, SessionSettings
-from rolebench.sessions.stats import session_summary
-from rolebench.sessions.store import SessionLog
-from rolebench.sessions.tasks import RPBENCH_DIR
 from rolebench.storage.records import RecordStore
+from rolebench.tasks.sessions import RPBENCH_DIR
 from tests.sessions_scripted import Scripted, cached, candidate, header
 
 SETTINGS = SessionSettings(turns=3, seed=3)

@@ -15,9 +15,9 @@ from model_adapters import Request
 from rolebench.cached_model import CachedModel
 from rolebench.cli.main import main
 from rolebench.run.folder import RunFolder
+from rolebench.run.session_log import read_log
+from rolebench.scoring.session_stats import judge_agreement
 from rolebench.sessions.settings import Players
-from rolebench.sessions.stats import judge_agreement
-from rolebench.sessions.store import read_log
 from tests.fake_openai import fake_openai  # noqa: F401 - `fake_openai` is a fixture
 from tests.sessions_runs import TASK, players_of, session_run
 from tests.sessions_scripted import judge, standard_plan

@@ -13,11 +13,12 @@ import pytest
 
 from model_adapters import Generation, GenerationConfig
 from rolebench.errors import ConfigError
+from rolebench.run.folder import RunFolder
+from rolebench.run.session_log import SessionLog, read_log
+from rolebench.scoring.session_stats import judge_agreement
 from rolebench.sessions.loop import play
 from rolebench.sessions.rejudge import rejudge
 from rolebench.sessions.settings import Players, SessionSettings, placement
-from rolebench.sessions.stats import judge_agreement
-from rolebench.sessions.store import SessionLog, log_path, read_log
 from rolebench.storage.records import RecordStore
 from tests.sessions_scripted import (
     CALLS,
@@ -64,7 +65,7 @@ def test_nothing_is_asked_twice(tmp_path: Path) -> None:
     first, _ = standard_run(tmp_path)
     again, players = standard_run(tmp_path)  # the same log: every session is over
     assert again.records == first.records and not any(a.requests for a in _adapters(players))
-    os.remove(log_path(tmp_path, "roles"))  # a fresh log, the same store: every call is cached
+    os.remove(RunFolder(tmp_path).session_log_path("roles"))  # a fresh log, the same store: all cached
     fresh, players = standard_run(tmp_path)
     assert fresh.records == first.records and not any(a.requests for a in _adapters(players))
 
@@ -113,7 +114,7 @@ def test_a_failed_call_stalls_the_session_until_a_rerun(tmp_path: Path) -> None:
 
 def test_other_settings_are_refused_and_a_torn_line_is_dropped(tmp_path: Path) -> None:
     first, players = standard_run(tmp_path)
-    path = log_path(tmp_path, "roles")
+    path = RunFolder(tmp_path).session_log_path("roles")
     with pytest.raises(ConfigError, match="played with other settings \\(settings differ\\)"):
         SessionLog(path, header(SessionSettings(turns=4), players))
     changed = [replace(item, greeting="Hi.") for item in role_items(tmp_path / "data", ["Ann"])]
@@ -137,7 +138,7 @@ def test_settings_are_checked() -> None:
 
 
 def _records(run_dir: Path) -> list[dict]:
-    lines = log_path(run_dir, "roles").read_text(encoding="utf-8").splitlines()
+    lines = RunFolder(run_dir).session_log_path("roles").read_text(encoding="utf-8").splitlines()
     return [json.loads(line) for line in lines]
 
 

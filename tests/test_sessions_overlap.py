@@ -12,9 +12,9 @@ import pytest
 
 from model_adapters import GenerationConfig
 from rolebench.cached_model import CachedModel
+from rolebench.run.session_log import SessionLog
 from rolebench.sessions.loop import play, waits_on_server
 from rolebench.sessions.settings import Players, SessionSettings
-from rolebench.sessions.store import SessionLog
 from rolebench.storage.records import RecordStore
 from tests.fake_openai import Reply, fake_openai  # noqa: F401 - `fake_openai` is a fixture
 from tests.sessions_scripted import cached, header, judge, role_items, standard_plan

@@ -124,9 +124,9 @@ def test_transcripts_in_chromium(run: Path, tmp_path: Path, width: int) -> None:
 def test_a_second_judge_is_shown_beside_the_first(tmp_path: Path) -> None:
     """results.json's `sessions[task].judges[NAME]` (the second judge's numbers and its agreement, as the
     derivation writes them from `sessions/judges/NAME/`) in the task's table of other judges."""
+    from rolebench.run.session_log import SessionLog, read_log
+    from rolebench.scoring.session_stats import judge_agreement, session_summary
     from rolebench.sessions.rejudge import rejudge
-    from rolebench.sessions.stats import judge_agreement, session_summary
-    from rolebench.sessions.store import SessionLog, read_log
     from tests.sessions_runs import SETTINGS
     from tests.sessions_scripted import cached, judge, role_items
 

@@ -9,11 +9,12 @@ import pytest
 
 from model_adapters import GenerationConfig
 from rolebench.cached_model import CachedModel
+from rolebench.run.folder import RunFolder
+from rolebench.run.session_log import SessionLog
+from rolebench.scoring.session_stats import session_summary
 from rolebench.sessions.data import load_roles
 from rolebench.sessions.loop import play
 from rolebench.sessions.settings import Players, SessionSettings
-from rolebench.sessions.stats import session_summary
-from rolebench.sessions.store import SessionLog, log_path
 from rolebench.storage.records import RecordStore
 from tests.sessions_scripted import cached, candidate, header, judge
 
@@ -32,7 +33,7 @@ def test_smollm2_plays_two_sessions(smollm2_gguf: Path, rolebench_data: Path, tm
         store = RecordStore(tmp_path / "generations.sqlite")
         model = CachedModel(f"llamacpp:{smollm2_gguf}", {"n_ctx": 2048, "n_threads": 2}, store)
         players = Players(model, cached(candidate("opp"), store), cached(judge(_plan), store))
-        log = SessionLog(log_path(tmp_path, "roles_eng"), header(settings, players))
+        log = SessionLog(RunFolder(tmp_path).session_log_path("roles_eng"), header(settings, players))
         try:
             play(items, players, settings, log)
         finally:

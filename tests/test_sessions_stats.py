@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from rolebench.sessions.ratings import RatingsUndefined, mle_elo, ratings_with_intervals, session_matches
-from rolebench.sessions.stats import judge_agreement, session_summary
+from rolebench.scoring.ratings import RatingsUndefined, mle_elo, ratings_with_intervals, session_matches
+from rolebench.scoring.session_stats import judge_agreement, session_summary
 from tests.sessions_scripted import RPBENCH, standard_run
 
 

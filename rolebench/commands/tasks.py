@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from rolebench.commands._arguments import Subparsers
 
 if TYPE_CHECKING:
-    from rolebench.sessions.tasks import SessionTask
+    from rolebench.tasks.sessions import SessionTask
 
 
 def add_parser(subparsers: Subparsers) -> None:
@@ -59,7 +59,7 @@ def _count(task: SessionTask) -> str:
     from rolebench.data.resolve import resolve_source
     from rolebench.errors import RoleBenchError
     from rolebench.sessions.data import ROLE_FILES, load_roles, load_rpbench
-    from rolebench.sessions.tasks import RPBENCH_DIR
+    from rolebench.tasks.sessions import RPBENCH_DIR
 
     try:
         if task.kind == "character" or task.kind == "scene":
@@ -76,7 +76,7 @@ def session_tasks_text() -> str:
     """The session tasks (name, items, source, kind, language) and their groups, as two tables."""
     from tabulate import tabulate
 
-    from rolebench.sessions.tasks import SESSION_GROUPS, SESSION_TASKS
+    from rolebench.tasks.sessions import SESSION_GROUPS, SESSION_TASKS
 
     sources = {
         "rpbench": "RPBench-Auto (shipped, Apache-2.0)",

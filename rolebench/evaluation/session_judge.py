@@ -22,17 +22,17 @@ from rolebench.judging.config import load_judge_config
 from rolebench.judging.settings import JudgeSettings
 from rolebench.run.folder import RunFolder
 from rolebench.run.layout import SESSION_JUDGES_DIR, SESSIONS_DIR, slug
+from rolebench.run.session_log import SessionLog, judge_logs, logged_tasks, read_log
 from rolebench.sessions.data import ROLE_FILES, SessionItem, load_roles, load_rpbench, template_hashes
 from rolebench.sessions.rejudge import rejudge
 from rolebench.sessions.settings import SessionSettings
-from rolebench.sessions.store import SessionLog, read_log
-from rolebench.sessions.tasks import RPBENCH_DIR, SESSION_TASKS
 from rolebench.storage.records import content_key
+from rolebench.tasks.sessions import RPBENCH_DIR, SESSION_TASKS
 
 
 def session_tasks_of(folder: RunFolder) -> list[str]:
     """The session tasks whose logs the folder holds."""
-    return sorted(p.stem for p in (folder.path / SESSIONS_DIR).glob("*.jsonl") if p.stem in SESSION_TASKS)
+    return [task for task in logged_tasks(folder) if task in SESSION_TASKS]
 
 
 def judge_name(spec: str, model: CachedModel, settings: SessionSettings) -> str:
@@ -127,7 +127,7 @@ def unjudged_turns(folder: RunFolder) -> int:
     for task in session_tasks_of(folder):
         _, records = read_log(folder.session_log_path(task))
         rounds = {(str(r["item"]), int(r["turn"])) for r in records if int(r["turn"]) > 0}
-        for log in sorted((folder.path / SESSIONS_DIR / SESSION_JUDGES_DIR).glob(f"*/{task}.jsonl")):
+        for log in judge_logs(folder, task).values():
             done = {(str(r["item"]), int(r["turn"])) for r in read_log(log)[1]}
             missing += len(rounds - done)
     return missing

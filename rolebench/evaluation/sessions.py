@@ -1,7 +1,7 @@
 """A run's session tasks (`rolebench evaluate --tasks rpbench_character --opponent SPEC --judge SPEC`): their
 names beside the single-turn tasks, their items, players and settings, and playing them into the run folder.
 
-Task and group names of `rolebench.sessions.tasks` are split from the single-turn ones (`split_tasks`);
+Task and group names of `rolebench.tasks.sessions` are split from the single-turn ones (`split_tasks`);
 each session task's items come from the package (RPBench-Auto) or from the run's data source (RoleBench's
 roles, the sha256 of the file read recorded), a `--limit N` taking a stable seeded subset (`--limit-seed`:
 a larger N keeps every item of a smaller one). The candidate is the run's own cached model; the opponent
@@ -33,12 +33,12 @@ from rolebench.judging.config import load_judge_config
 from rolebench.judging.settings import JudgeSettings
 from rolebench.run.definition import Execution, RunDefinition
 from rolebench.run.folder import RunFolder
+from rolebench.run.session_log import SessionLog, judge_logs, read_log
 from rolebench.sessions.data import ROLE_FILES, RPBENCH_FILES, SessionItem, load_roles, load_rpbench
 from rolebench.sessions.loop import play
 from rolebench.sessions.settings import Played, Players, SessionSettings, session_header
-from rolebench.sessions.store import SessionLog, read_log
-from rolebench.sessions.tasks import RPBENCH_DIR, SESSION_GROUPS, SESSION_TASKS, SessionTask
 from rolebench.storage.records import RecordStore
+from rolebench.tasks.sessions import RPBENCH_DIR, SESSION_GROUPS, SESSION_TASKS, SessionTask
 
 PLAYERS_FIX = "give --opponent SPEC (answers each turn beside the model) and --judge SPEC (plays the user)"
 
@@ -218,7 +218,7 @@ def check_logs(
                 "play them again",
             )
         path.unlink()
-        for rejudged in path.parent.glob(f"judges/*/{path.name}"):
+        for rejudged in judge_logs(folder, plan.task.name).values():
             rejudged.unlink()
         print(f"rolebench: removed {path} ({'; '.join(lines)}): played again", file=sys.stderr)
 

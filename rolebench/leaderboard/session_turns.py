@@ -14,8 +14,8 @@ from typing import Any
 
 from rolebench.errors import DataError
 from rolebench.results.schema import RunResults
-from rolebench.run.folder import read_results
-from rolebench.sessions.store import SESSIONS_DIR, read_log
+from rolebench.run.folder import RunFolder, read_results
+from rolebench.run.session_log import read_log
 from rolebench.storage.files import write_text_atomic
 from rolebench.storage.jsonl import read_json
 
@@ -28,7 +28,7 @@ def session_header(results: RunResults, task: str) -> Mapping[str, Any]:
     if isinstance(recorded, Mapping):
         return recorded
     folder = results.folder
-    found = read_log(folder / SESSIONS_DIR / f"{task}.jsonl")[0] if folder else None
+    found = read_log(RunFolder(folder).session_log_path(task))[0] if folder else None
     return found or {}
 
 
@@ -69,7 +69,7 @@ def read_turns(results: RunResults, task: str) -> Turns | None:
     if folder is None:
         return None
     recorded = results.sessions[task].log_sha256 if task in results.sessions else None
-    log = folder / SESSIONS_DIR / f"{task}.jsonl"
+    log = RunFolder(folder).session_log_path(task)
     if log.is_file():
         if recorded and hashlib.sha256(log.read_bytes()).hexdigest() != recorded:
             return None

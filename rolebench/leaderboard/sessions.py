@@ -7,7 +7,7 @@ identities, the turns, seed, judge attempts and decodings, the templates, the da
 way are on another board, which says what differs. A row is one run: its win rate against the opponent
 with its interval (ties and failures apart), its position bias (its win rate as model_a and as model_b),
 and its **rating**: Bradley-Terry by maximum likelihood on the Elo scale over every decided turn of every
-run of the board, the opponent a player too (`rolebench.sessions.ratings`), with a bootstrap over the
+run of the board, the opponent a player too (`rolebench.scoring.ratings`), with a bootstrap over the
 items (each drawn item brings every run's session on it: the runs compared on the same draw, as the
 single-turn boards rank theirs) that gives each rating its interval and each player its rank interval
 (1,000 resamples, seed 0; a resample without finite ratings is skipped and counted). The turns are read
@@ -36,10 +36,10 @@ from rolebench.leaderboard.session_turns import (
     session_header,
 )
 from rolebench.results.schema import RunResults
-from rolebench.sessions.ratings import matches_by_session, ratings_with_intervals
-from rolebench.sessions.stats import session_summary
-from rolebench.sessions.store import SESSIONS_DIR
-from rolebench.sessions.tasks import SESSION_GROUPS, SESSION_TASKS
+from rolebench.run.layout import SESSIONS_DIR
+from rolebench.scoring.ratings import matches_by_session, ratings_with_intervals
+from rolebench.scoring.session_stats import session_summary
+from rolebench.tasks.sessions import SESSION_GROUPS, SESSION_TASKS
 
 OPPONENT = "\x00opponent"  # the opponent's player name in the ratings (no run is named so)
 RESAMPLES = 1000  # bootstrap resamples of the ratings (seed 0)

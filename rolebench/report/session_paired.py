@@ -33,7 +33,7 @@ from rolebench.leaderboard.session_turns import (
 from rolebench.results.schema import RunResults
 from rolebench.scoring.permutation import paired_differences
 from rolebench.scoring.resampling import Layout, Resampling
-from rolebench.sessions.tasks import SESSION_GROUPS
+from rolebench.tasks.sessions import SESSION_GROUPS
 
 WIN_SHARE = "win_share"
 

@@ -21,9 +21,9 @@ from typing import Any
 from rolebench.leaderboard.rows import shown_name
 from rolebench.results.schema import RunResults, SessionResult
 from rolebench.run.folder import RunFolder
+from rolebench.run.session_log import logged_tasks, read_log, session_over
 from rolebench.sessions.data import GREETINGS, load_rpbench
-from rolebench.sessions.store import read_log, session_over
-from rolebench.sessions.tasks import RPBENCH_DIR, SESSION_TASKS
+from rolebench.tasks.sessions import RPBENCH_DIR, SESSION_TASKS
 
 _HIDDEN = ("Cc", "Cf", "Cs", "Zl", "Zp")  # controls, format (bidi, zero-width), surrogates, line breaks
 _KEPT = "\n\t"
@@ -178,7 +178,7 @@ def session_tasks(run_dir: Path, results: RunResults) -> list[dict[str, Any]]:
     """Every session task the run holds (in results.json or as a log): its players, its numbers and its
     transcripts, in the order results.json lists them, then any log it does not list yet."""
     folder = RunFolder(run_dir)
-    logs = sorted(p.stem for p in (folder.path / "sessions").glob("*.jsonl"))
+    logs = logged_tasks(folder)
     names = list(dict.fromkeys([*results.sessions, *logs]))
     shown = []
     for task in names:

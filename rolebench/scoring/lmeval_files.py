@@ -20,12 +20,11 @@ from pathlib import Path
 from rolebench.data.splits import BENCHMARKS, Benchmark, SplitDef
 from rolebench.scoring.metrics import METRICS, Metric
 from rolebench.storage.files import write_text_atomic
-from rolebench.tasks.catalogue import TASKS_DIR
 
 KIND_FILES = {"general": "_rolebench_general.yaml", "role_specific": "_rolebench_specific.yaml"}
 KIND_WORDS = {"general": "general instructions", "role_specific": "role-specific questions"}
 GROUP_FILE = "_rolebench_group.yaml"
-FOLDER = TASKS_DIR / "rolebench"
+FOLDER = Path(__file__).resolve().parents[1] / "_tasks" / "rolebench"  # rolebench.tasks.catalogue.TASKS_DIR's
 _WRITTEN = "# Written by `make task-files` from rolebench/{} (edit that, not this file).\n"
 
 

@@ -24,8 +24,8 @@ from rolebench.data.samples import Sample, read_split, split_files_status
 from rolebench.data.source import DataSource, source_for
 from rolebench.errors import DataError
 from rolebench.sessions.data import GREETINGS, ROLE_FILES, SessionItem, load_roles, load_rpbench
-from rolebench.sessions.tasks import RPBENCH_DIR, SESSION_TASKS
 from rolebench.storage.jsonl import read_json
+from rolebench.tasks.sessions import RPBENCH_DIR, SESSION_TASKS
 
 PROFILE_TOKENS = 8  # a profile sentence this long found verbatim in a reference is not chance
 _SENTENCE = re.compile(r"(?<=[。！？!?；;])|(?<=\.)\s+|\n+")

@@ -30,9 +30,9 @@ from model_adapters import GenerationConfig, Message, Request
 from model_adapters.interface import item_seed
 from rolebench.cached_model import CachedModel
 from rolebench.errors import ConfigError
+from rolebench.run.session_log import SessionLog, session_over
 from rolebench.sessions.data import SessionItem, render
 from rolebench.sessions.settings import SIDES, Ask, Played, Players, SessionSettings, placement
-from rolebench.sessions.store import SessionLog, session_over
 from rolebench.sessions.verdict import TurnVerdict, VerdictError, parse_opening, parse_turn
 
 K = TypeVar("K")

@@ -16,10 +16,10 @@ from typing import Any
 
 from model_adapters import Message
 from rolebench.cached_model import CachedModel
+from rolebench.run.session_log import SessionLog
 from rolebench.sessions.data import SessionItem, render
 from rolebench.sessions.loop import ask_judge
 from rolebench.sessions.settings import Ask, Played, SessionSettings
-from rolebench.sessions.store import SessionLog
 from rolebench.sessions.verdict import parse_turn
 
 

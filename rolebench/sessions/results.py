@@ -18,19 +18,14 @@ from typing import Any
 
 from rolebench.results.schema import SessionResult
 from rolebench.run.folder import RunFolder
-from rolebench.sessions.stats import judge_agreement, session_summary
-from rolebench.sessions.store import read_log, session_over
-from rolebench.sessions.tasks import SESSION_TASKS
+from rolebench.run.session_log import judge_logs, read_log, session_over
+from rolebench.scoring.session_stats import judge_agreement, session_summary
+from rolebench.tasks.sessions import SESSION_TASKS
 
 
 def _second_judges(folder: RunFolder, task: str) -> dict[str, list[dict[str, Any]]]:
     """Each second judge's verdicts on the task's turns, by the judge's folder name."""
-    played = folder.session_log_path(task)
-    found = {}
-    for path in sorted(played.parent.glob(f"judges/*/{played.name}")):
-        _, records = read_log(path)
-        found[path.parent.name] = records
-    return found
+    return {name: read_log(path)[1] for name, path in judge_logs(folder, task).items()}
 
 
 def _flags(result: Mapping[str, Any]) -> list[str]:

@@ -21,10 +21,10 @@ from rolebench.evaluation.api import evaluate_definition
 from rolebench.report.summary import failures
 from rolebench.results.schema import RunResults
 from rolebench.run.folder import RunFolder
-from rolebench.sessions.store import read_log, session_over
-from rolebench.sessions.tasks import SESSION_TASKS
+from rolebench.run.session_log import read_log, session_over
 from rolebench.sweep.plan import ModelRun
 from rolebench.sweep.state import WORKER_DIED
+from rolebench.tasks.sessions import SESSION_TASKS
 
 POLL_S = 0.5  # how often a job counts its stored answers
 FOLDER_WAIT_S = 1800.0  # how long a job waits for another command (e.g. an orphaned attempt) on its folder

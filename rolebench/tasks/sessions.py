@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-RPBENCH_DIR = Path(__file__).parent / "rpbench"
+RPBENCH_DIR = Path(__file__).resolve().parents[1] / "sessions" / "rpbench"  # beside the sessions engine
 
 
 @dataclass(frozen=True)

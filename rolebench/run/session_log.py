@@ -21,13 +21,21 @@ from pathlib import Path
 from typing import Any
 
 from rolebench.errors import ConfigError, DataError
+from rolebench.run.folder import RunFolder
+from rolebench.run.layout import SESSION_JUDGES_DIR, SESSIONS_DIR
 from rolebench.storage.jsonl import parse_json
 
-SESSIONS_DIR = "sessions"  # DIR/sessions/<task>.jsonl
+
+def logged_tasks(folder: RunFolder) -> list[str]:
+    """The tasks whose sessions file the run folder holds (`RunFolder.session_log_path`)."""
+    where = folder.path / SESSIONS_DIR
+    return sorted(p.stem for p in where.glob("*.jsonl")) if where.is_dir() else []
 
 
-def log_path(run_dir: str | Path, task: str) -> Path:
-    return Path(run_dir) / SESSIONS_DIR / f"{task}.jsonl"
+def judge_logs(folder: RunFolder, task: str) -> dict[str, Path]:
+    """A session task's second judges' verdict files, by judge name (`session_log_path(task, judge=...)`)."""
+    played = folder.session_log_path(task)
+    return {p.parent.name: p for p in sorted((played.parent / SESSION_JUDGES_DIR).glob(f"*/{played.name}"))}
 
 
 def read_log(path: str | Path) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
