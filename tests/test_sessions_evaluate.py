@@ -158,9 +158,11 @@ def test_a_failed_call_stalls_sessions_exit_1_and_the_next_run_goes_on(servers, 
     players.handler = lambda body: 500 if body["model"] == "opp" else handler(body)
     argv = _argv(servers, tmp_path, "--opponent-args", "max_retries=0,backoff=0")
     assert main(argv) == 1
-    assert "sessions not over (rolebench_eng_sessions 2 of 2: a model call failed): run the same" in (
-        capsys.readouterr().err
-    )
+    err = capsys.readouterr().err
+    assert "sessions not over (rolebench_eng_sessions 2 of 2: a model call failed): run the same" in err
+    # and which call failed, and how
+    assert f"rolebench: {TASK}: 2 sessions wait on a failed call (first, role/en/Ann: " in err
+    assert "HTTP 500" in err
     assert _sessions(tmp_path / "run")[0][TASK]["n_stalled"] == 2
     players.handler = handler
     assert main(argv) == 0

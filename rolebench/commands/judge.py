@@ -69,10 +69,11 @@ def run(args: argparse.Namespace) -> int:
         print(summary_text(results))
         if name is not None:
             print(f'\nagainst {name}: results[task]["versus"] in {RunFolder(args.run_dir).results_path}')
-        print(
-            f"\njudge {args.judge}: {spent_line(block or {})}"
-            + (f"\njudge {args.judge}: {failed}" if failed else "")
-        )
+        if results.results:  # a run of session tasks only has no single-turn pass to account for
+            print(
+                f"\njudge {args.judge}: {spent_line(block or {})}"
+                + (f"\njudge {args.judge}: {failed}" if failed else "")
+            )
     missing = unjudged_turns(RunFolder(args.run_dir)) if args.against is None else 0
     if missing:
         print(

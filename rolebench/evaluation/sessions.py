@@ -25,6 +25,7 @@ from jinja2.exceptions import TemplateError
 from model_adapters import Message
 from model_adapters.files import file_sha256
 from model_adapters.interface import item_seed
+from model_adapters.secrets import hide_secrets
 from rolebench.cached_model import CachedModel
 from rolebench.data.source import DataSource
 from rolebench.errors import ConfigError, first_line
@@ -241,8 +242,15 @@ def play_sessions(
         except TemplateError:  # a local backend renders the prompt: its template raised
             check_chat_order(players)
             raise
-        if played[plan.task.name].stalled:  # a backend that reports a failed call as an error
+        stalled = played[plan.task.name].stalled
+        if stalled:  # a backend that reports a failed call as an error
             check_chat_order(players)
+            item, error = next(iter(stalled.items()))
+            print(
+                f"rolebench: {plan.task.name}: {len(stalled)} sessions wait on a failed call (first, "
+                f"{item}: {hide_secrets(first_line(error))})",
+                file=sys.stderr,
+            )
     return played
 
 
