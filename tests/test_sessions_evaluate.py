@@ -169,6 +169,23 @@ def test_a_failed_call_stalls_sessions_exit_1_and_the_next_run_goes_on(servers, 
     assert _sessions(tmp_path / "run")[0][TASK]["wins"] == 2
 
 
+def test_a_judge_never_read_as_verdicts_is_a_failure_not_a_number(servers, tmp_path, capsys):
+    """A judge that cannot answer in the protocol's JSON (a small model, a wrong judge file) measures
+    nothing: every session ends at its first round as a failure, the task is flagged, and the command
+    says so and exits 1 (a few failures among verdicts are counted apart and do not fail the run)."""
+    never = judge_server(lambda name, number, attempt: "garbage")
+    try:
+        argv = _argv(servers, tmp_path)
+        argv[argv.index("--judge") + 1] = f"openai:judge@{never.base_url}"
+        assert main(argv) == 1
+        assert f"no verdict in {TASK}: the judge's replies could not be read as verdicts" in _error(capsys)
+    finally:
+        never.stop()
+    result = _sessions(tmp_path / "run")[0][TASK]
+    assert (result["wins"], result["ties"], result["losses"], result["failures"]) == (0, 0, 0, 2)
+    assert result["win_rate"] is None and result["flags"] == ["judge_failures"]
+
+
 def test_a_mixed_run_scores_single_turn_tasks_and_plays_sessions(servers, tmp_path):
     argv = _argv(servers, tmp_path)
     argv[argv.index("--tasks") + 1] = f"rolebench_demo_general,{TASK}"

@@ -280,6 +280,15 @@ def failures(results: RunResults, versus: str | None = None) -> str | None:
         parts.append(f"{errors} judgments{against} failed (the judge gave no answer; see judgments/)")
     if samples or errors or stalled:
         parts[-1] += ": run the same command again to retry them (everything else is kept)"
+    # a session task whose judge was never read measured nothing (a few failures are counted apart, flagged
+    # when as many as the verdicts); stored like an unparsable verdict: the same command gives the same
+    unread = [t for t, s in results.sessions.items() if s.failures and s.wins + s.losses + s.ties == 0]
+    if unread and not versus:
+        parts.append(
+            f"no verdict in {', '.join(unread)}: the judge's replies could not be read as verdicts in any "
+            "turn (stored: see sessions/*.jsonl); a judge that answers in JSON (another --judge or "
+            "--judge-config) plays them again, in another run folder or with --overwrite"
+        )
     if unparsable:
         parts.append(
             f"{unparsable} verdicts could not be parsed after every attempt (stored: see judgments/): "

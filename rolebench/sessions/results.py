@@ -32,8 +32,9 @@ def _flags(result: Mapping[str, Any]) -> list[str]:
     flags = []
     if result["n_stalled"]:
         flags.append("incomplete")  # sessions wait on a failed call or an interrupted run
-    if result["n_turns"] and result["failures"] * 2 >= result["n_turns"]:
-        flags.append("judge_failures")  # half the turns or more: the judge could not be read
+    verdicts = result["wins"] + result["losses"] + result["ties"]
+    if result["failures"] and result["failures"] >= verdicts:
+        flags.append("judge_failures")  # the judge could not be read as often as it could, or more
     return flags
 
 
