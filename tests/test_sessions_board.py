@@ -21,13 +21,18 @@ from rolebench.leaderboard.session_turns import SESSION_TURNS_FILE
 from rolebench.leaderboard.sessions import OPPONENT, collect_sessions
 from rolebench.run.folder import RunFolder
 from rolebench.run.session_log import SessionLog, read_log
-from rolebench.scoring.ratings import mle_elo, ratings_with_intervals, session_matches
+from rolebench.scoring.ratings import matches_by_session, mle_elo, ratings_with_intervals
 from tests.sessions_rated_runs import add_task, session_run, strength_plan
 from tests.test_leaderboard import chrome_driver
 from tests.test_sessions_stats import _upstream
 
 TASK = "rolebench_eng_sessions"
 BIDI = "gnp\u202eexe"
+
+
+def _session_matches(records, names):
+    """Each session's matches, in a list."""
+    return list(matches_by_session(records, names).values())
 
 
 @pytest.fixture(autouse=True)
@@ -68,7 +73,7 @@ def _expected_ratings(root: Path, names: list[str], task: str = TASK) -> dict[st
     matches = []
     for name in names:
         turns = read_log(RunFolder(root / name).session_log_path(task))[1]
-        for session in session_matches(turns, {"candidate": name, "opponent": OPPONENT}):
+        for session in _session_matches(turns, {"candidate": name, "opponent": OPPONENT}):
             matches += session
     return mle_elo(matches)
 

@@ -10,14 +10,21 @@ import pytest
 from rolebench.errors import DataError
 from rolebench.sessions.data import GREETINGS, TEMPLATES, load_roles, load_rpbench, template_hashes
 from rolebench.sessions.verdict import VerdictError, parse_opening, parse_turn
+from rolebench.tasks.sessions import RPBENCH_DIR
 from tests.sessions_scripted import RPBENCH
 
 
 @pytest.fixture(scope="module")
 def rpbench() -> Path:
+    return RPBENCH_DIR  # shipped inside the package
+
+
+def test_the_shipped_files_are_the_release_when_it_is_here() -> None:
+    """The package ships RPBench-Auto's release unchanged (checked against ../shared/rpbench when present)."""
     if not (RPBENCH / "rpbench_character.jsonl").is_file():
-        pytest.skip(f"RPBench-Auto's files not found at {RPBENCH}")
-    return RPBENCH
+        pytest.skip(f"RPBench-Auto's release not found at {RPBENCH} to compare the shipped copy with")
+    for name in ("rpbench_character.jsonl", "rpbench_scene.jsonl", "LICENSE"):
+        assert (RPBENCH_DIR / name).read_bytes() == (RPBENCH / name).read_bytes(), name
 
 
 def test_rpbench_characters_and_scenes_read_whole(rpbench: Path) -> None:

@@ -15,9 +15,14 @@ from typing import Any
 
 import pytest
 
-from rolebench.scoring.ratings import RatingsUndefined, mle_elo, ratings_with_intervals, session_matches
+from rolebench.scoring.ratings import RatingsUndefined, matches_by_session, mle_elo, ratings_with_intervals
 from rolebench.scoring.session_stats import judge_agreement, session_summary
 from tests.sessions_scripted import RPBENCH, standard_run
+
+
+def _session_matches(records, names):
+    """Each session's matches, in a list."""
+    return list(matches_by_session(records, names).values())
 
 
 def test_counts_of_the_known_transcripts(tmp_path: Path) -> None:
@@ -169,7 +174,7 @@ def test_win_rates_equal_the_upstream_scripts_on_session_judgments(
     # get_metrics lists every match as (winner, loser, winner), one class only, which sklearn refuses
     ours = session_summary(records)["win_rate"]
     assert ours == pytest.approx(matrix[models.index("ours"), models.index("gpt-4o")], abs=1e-12)
-    sessions = session_matches(records, names)
+    sessions = _session_matches(records, names)
     assert sum(len(s) for s in sessions) == 150 - sum(r["winner"] == "tie" for r in records)
 
 
@@ -186,7 +191,7 @@ def test_ratings_of_several_models_from_their_sessions() -> None:
             _record(f"{first}{second}{i}", 1 + i % 2, w, "candidate" if i % 3 else "opponent")
             for i, w in enumerate(winners)
         ]
-        sessions += session_matches(kept, names)
+        sessions += _session_matches(kept, names)
     found = ratings_with_intervals(sessions, resamples=200, seed=1)
     table = found["ratings"]
     assert list(table) == ["a", "b", "c"] and table["a"]["rank"] == 1 and found["n_matches"] == 11

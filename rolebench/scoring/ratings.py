@@ -5,7 +5,7 @@ The same estimate as RPBench-Auto's `calculate_metrics.py` (`EloCalculator.compu
 a tie is half a win for each; the ratings maximise the likelihood and, as there (an unpenalised logistic
 regression without intercept, solved from zero), average `init` (1000). Here it is solved by Newton's
 method in the ratings' own space, the average held at `init`. Like the upstream script
-the matches of sessions leave ties and failures out (`session_matches`); the upstream bootstrap
+the matches of sessions leave ties and failures out (`matches_by_session`); the upstream bootstrap
 resamples matches at random without a seed, this one resamples whole sessions with a seed (the turns of
 one session are not independent). Ratings exist only when every model has won and lost within one
 connected set (else the likelihood grows without bound): `RatingsUndefined` says which model is not.
@@ -119,11 +119,6 @@ def matches_by_session(
             match = (names[placed["model_a"]], names[placed["model_b"]], names[record["winner"]])
             sessions.setdefault(str(record["item"]), []).append(match)
     return sessions
-
-
-def session_matches(records: Sequence[Mapping[str, Any]], names: Mapping[str, str]) -> list[list[Match]]:
-    """Each session's matches (`matches_by_session`), in a list."""
-    return list(matches_by_session(records, names).values())
 
 
 def _ranks(ratings: Mapping[str, float]) -> dict[str, int]:
