@@ -248,7 +248,7 @@ def play_sessions(
             item, error = next(iter(stalled.items()))
             print(
                 f"rolebench: {plan.task.name}: {len(stalled)} sessions wait on a failed call (first, "
-                f"{item}: {hide_secrets(first_line(error))})",
+                f"{item}: {hide_secrets((error.strip().splitlines() or ['?'])[0][:300])})",
                 file=sys.stderr,
             )
     return played
