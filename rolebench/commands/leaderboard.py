@@ -26,9 +26,10 @@ def add_parser(subparsers: Subparsers) -> None:
         description="Collect results.json files (folders are searched recursively) into boards: one "
         "table per (split, scoring protocol, dataset files, judge, task versions), beside the "
         "paper's reported numbers, and one board per session task (and group) played the same way, "
-        "with ratings across its models. Writes leaderboard.md, .csv, .tex, .json, index.html and "
-        "sessions.csv, and copies "
-        "every results.json into OUT/results/<run>/ (what `leaderboard publish` uploads with the tables: "
+        "with ratings across its models. Writes leaderboard.md, .csv, .tex, .json and index.html (and "
+        "sessions.csv where there are session boards), and copies every results.json (and a run's "
+        "session turns, session_turns.json) into OUT/results/<run>/ (what `leaderboard publish` uploads "
+        "with the tables: "
         "`leaderboard build OUT/results` makes the same tables again).",
     )
     b.add_argument(
