@@ -20,7 +20,7 @@ from rolebench.errors import ConfigError
 def add_parser(subparsers: Subparsers) -> None:
     p = subparsers.add_parser(
         "evaluate",
-        help="evaluate a model on RoleBench tasks",
+        help="evaluate a model on RoleBench tasks (single-turn, and role-play sessions judged turn by turn)",
         description="Evaluate a model on RoleBench tasks: generate, score (ROUGE-L), optionally judge, and "
         "write the run folder DIR/results.json + DIR/samples/. A run folder holds one run: running again "
         "with more tasks adds them, with the same ones resumes (stored answers are reused), and other "

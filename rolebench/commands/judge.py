@@ -16,7 +16,8 @@ def add_parser(subparsers: Subparsers) -> None:
 
     p = subparsers.add_parser(
         "judge",
-        help="win rate against the RoleGPT baseline with an LLM judge (no model needed)",
+        help="win rate against the RoleGPT baseline with an LLM judge, or a second judge on a run's "
+        "sessions (no model needed)",
         description="Judge DIR/samples/*.jsonl against the RoleGPT baseline answers (or, with --against, "
         "against another run's answers) with the RoleLLM ranking prompt (anonymised, both orders), write "
         "DIR/judgments/ and add the win rate to DIR/results.json. Judge completions are cached "

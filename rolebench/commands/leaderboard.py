@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 from model_adapters.secrets import secret_from_env
 from rolebench.commands._arguments import Subparsers
@@ -25,9 +26,10 @@ def add_parser(subparsers: Subparsers) -> None:
         description="Collect results.json files (folders are searched recursively) into boards: one "
         "table per (split, scoring protocol, dataset files, judge, task versions), beside the "
         "paper's reported numbers, and one board per session task (and group) played the same way, "
-        "with ratings across its models. Writes leaderboard.md, .csv, .tex, .json, index.html and "
-        "sessions.csv, and copies "
-        "every results.json into OUT/results/<run>/ (what `leaderboard publish` uploads with the tables: "
+        "with ratings across its models. Writes leaderboard.md, .csv, .tex, .json and index.html (and "
+        "sessions.csv where there are session boards), and copies every results.json (and a run's "
+        "session turns, session_turns.json) into OUT/results/<run>/ (what `leaderboard publish` uploads "
+        "with the tables: "
         "`leaderboard build OUT/results` makes the same tables again).",
     )
     b.add_argument(
@@ -79,17 +81,14 @@ def run_build(args: argparse.Namespace) -> int:
         reference=not args.no_reference,
         names=model_names(args.name),
     )
-    ours = sum(1 for b in boards if not b.reference for _ in b.rows)
-    print(
-        f"{ours} rows in {sum(not b.reference for b in boards)} boards "
-        f"(+{sum(b.reference for b in boards)} paper boards); wrote:"
-    )
+    session_boards = json.loads((args.out / JSON).read_text(encoding="utf-8")).get("session_boards", [])
+    print(f"{built_line(boards, session_boards)}; wrote:")
     for board in boards:
         if board.unranked_note():
             print(
                 f"  {SPLIT_LABELS[board.split]} ({board.protocol} · {board.dataset}): {board.unranked_note()}"
             )
-    for board in json.loads((args.out / JSON).read_text(encoding="utf-8")).get("session_boards", []):
+    for board in session_boards:
         runs = sum(row["source"] == "ours" for row in board["rows"])
         print(f"  sessions: {board['heading']}: {runs} run(s){'; ' + board['note'] if board['note'] else ''}")
     copies = [p for p in written if p.is_relative_to(args.out / RESULTS_DIR)]
@@ -103,6 +102,18 @@ def run_build(args: argparse.Namespace) -> int:
     results = len(copies) - scores - turns
     print(f"  {args.out / RESULTS_DIR}/ ({results} results.json, the tables' sources{kept})")
     return 0
+
+
+def built_line(boards: list[Any], session_boards: list[dict[str, Any]]) -> str:
+    """What a build made: the single-turn boards' rows (the paper's boards apart) and the session boards'
+    runs, each part only where there is one (a sessions-only build says nothing of single-turn rows)."""
+    ours = sum(1 for b in boards if not b.reference for _ in b.rows)
+    ranked, paper = sum(not b.reference for b in boards), sum(b.reference for b in boards)
+    parts = [f"{ours} rows in {ranked} boards (+{paper} paper boards)"] if ranked or paper else []
+    if session_boards:
+        runs = sum(row["source"] == "ours" for board in session_boards for row in board["rows"])
+        parts.append(f"{runs} session run(s) in {len(session_boards)} session board(s)")
+    return ", ".join(parts) or "no rows"
 
 
 def model_names(given: list[str]) -> dict[str, str]:

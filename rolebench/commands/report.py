@@ -13,7 +13,7 @@ from rolebench.errors import ConfigError
 def add_parser(subparsers: Subparsers) -> None:
     p = subparsers.add_parser(
         "report",
-        help="write an HTML report of one run",
+        help="write an HTML report of one run (sessions as transcripts)",
         description="Write a self-contained HTML page for a run folder: metrics, per-role "
         "bar charts, the worst-scoring samples of each task, each session task's numbers and every "
         "session as a transcript, and the run's config.",

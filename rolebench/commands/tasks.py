@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 def add_parser(subparsers: Subparsers) -> None:
     p = subparsers.add_parser(
         "tasks",
-        help="list tasks and groups",
+        help="list tasks and groups (the session tasks among them)",
         description="List the tasks (one RoleBench split each: its language, metrics, answer length cap "
         "and version) and the groups of tasks, as `rolebench evaluate --tasks` and lm-eval name them, then "
         "the session tasks (several turns against an opponent, judged turn by turn) with their items.",

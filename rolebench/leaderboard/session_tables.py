@@ -18,11 +18,12 @@ HEADERS = ["Rank", "Model", "Rating", "Win %", "W/T/L", "Failures", "Win % as A 
 ABOUT = (
     "Sessions: the model under test and an opponent answer the same conversation turn by turn, a judge "
     "playing the user picks the better answer (RPBench-Auto's protocol). Win % is over the turns decided "
-    "either way (ties and failures apart), with its 95% interval over sessions; as A / as B: the win rate "
-    "in each placement (position bias). Rating: Bradley-Terry by maximum likelihood on the Elo scale over "
-    "every decided turn of the board's runs, the opponent a player too; its 95% interval and the rank "
-    "interval (under the rank) from a bootstrap over the items, every run's session on a drawn item "
-    "drawn with it."
+    "either way (ties and failures apart), with its 95% interval over sessions; W/T/L: turns won, tied, "
+    "lost; failures: judge replies that never parsed (never a win); as A / as B: the win rate when shown "
+    "first / second (position bias); sessions: those over, of those taken. Rating: Bradley-Terry by maximum "
+    "likelihood on the Elo scale over every decided turn of the board's runs, the opponent a player too; "
+    "its 95% interval and the rank interval (under the rank) from a bootstrap over the items (an item drawn "
+    "brings every run's session on it)."
 )
 CSV_COLUMNS = [
     "board",

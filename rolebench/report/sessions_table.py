@@ -74,8 +74,27 @@ def sessions_table(results: RunResults) -> str:
     """The sessions' table and its notes ("" when the run has no session task)."""
     if not results.sessions:
         return ""
-    headers = ["session task", "over", "turns", "win rate", "95% CI", "W/T/L", "failures", "as model_a / b"]
+    headers = [
+        "session task",
+        "done",
+        "turns",
+        "win rate",
+        "95% CI",
+        "W/T/L",
+        "failed",
+        "as model_a / model_b",
+    ]
     table = tabulate(
         session_rows(results), headers=[*headers, "flags"], tablefmt="github", disable_numparse=True
     )
-    return "\n".join([table, "", *session_notes(results)])
+    return "\n".join([table, LEGEND, "", *session_notes(results)])
+
+
+LEGEND = (
+    "done: sessions over (played to their last turn, or ended by a judge reply that never parsed) of those "
+    "taken; turns: turns played; win rate: the model under test's wins over the turns decided either way "
+    "(ties and failed turns apart), its 95% interval a bootstrap over sessions; W/T/L: wins, ties, losses; "
+    "failed: judge replies that never parsed (never a win); as model_a / model_b: the win rate when shown "
+    "first / second (n: decided turns), and the share of decided turns won by the answer shown first "
+    "(position bias: 0.5 is none)"
+)
