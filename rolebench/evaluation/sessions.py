@@ -1,3 +1,4 @@
+# longer: the checks made before any session call (players, logs, chat order) sit with the plan they check
 """A run's session tasks (`rolebench evaluate --tasks rpbench_character --opponent SPEC --judge SPEC`): their
 names beside the single-turn tasks, their items, players and settings, and playing them into the run folder.
 
