@@ -1,3 +1,4 @@
+# longer: the checks made before any session call (players, logs, chat order) sit with the plan they check
 """A run's session tasks (`rolebench evaluate --tasks rpbench_character --opponent SPEC --judge SPEC`): their
 names beside the single-turn tasks, their items, players and settings, and playing them into the run folder.
 
@@ -28,7 +29,7 @@ from model_adapters.interface import item_seed
 from model_adapters.secrets import hide_secrets
 from rolebench.cached_model import CachedModel
 from rolebench.data.source import DataSource
-from rolebench.errors import ConfigError, first_line
+from rolebench.errors import ConfigError, DataError, first_line
 from rolebench.evaluation.guard import model_change
 from rolebench.judging.config import load_judge_config
 from rolebench.judging.settings import JudgeSettings
@@ -85,6 +86,14 @@ def check_players(definition: RunDefinition, judge: str | None) -> None:
             where="--tasks",
             fix=PLAYERS_FIX,
         )
+    given = (("--model", definition.model), ("--opponent", definition.opponent), ("--judge", judge))
+    for flag, spec in given if tasks else ():
+        if str(spec).startswith("baseline:"):
+            raise ConfigError(
+                f"{spec} gives RoleBench's stored single-turn answers: it cannot answer a session's turns",
+                where=flag,
+                fix="give a model that generates (hf:, openai:, llamacpp:, vllm:, ...) for session tasks",
+            )
 
 
 def session_facts(task: str) -> dict[str, Any]:
@@ -203,14 +212,32 @@ def check_logs(
     overwrite: bool,
 ) -> None:
     """Refuse (before any call) sessions files played by other players or settings, naming what differs;
-    with `overwrite`, remove them (and a second judge's verdicts on them) to play them again."""
+    with `overwrite`, remove them (and a second judge's verdicts on them) to play them again. An opponent
+    that is the model under test, decoding greedily, is refused: its answers are the model's own."""
+    if (
+        plans
+        and players.opponent.identity == players.candidate.identity
+        and not settings.answer_config.samples
+    ):
+        raise ConfigError(
+            f"the opponent {players.opponent.spec} is the model under test, decoding greedily: both answers "
+            "of every turn would be the same text, and the judge's verdicts would measure only its bias",
+            where="--opponent",
+            fix="give another model as --opponent (or sample, --temperature > 0, to play the model's samples "
+            "against each other)",
+        )
     for plan in plans:
         path = folder.session_log_path(plan.task.name)
-        stored, _ = read_log(path)
         now = json.loads(json.dumps(session_header(players, settings, plan.data)))
-        if stored is None or stored == now:
+        try:
+            stored, _ = read_log(path)
+            lines = [] if stored is None or stored == now else header_differences(stored, now)
+        except DataError as damaged:  # a file edited or damaged: --overwrite plays its sessions again
+            if not overwrite:
+                raise
+            lines = [f"{damaged.what} at {damaged.where}"]
+        if not lines:
             continue
-        lines = header_differences(stored, now)
         if not overwrite:
             raise ConfigError(
                 f"{path} holds sessions played with other settings: {'; '.join(lines)}",

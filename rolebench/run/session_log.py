@@ -23,7 +23,6 @@ from typing import Any
 from rolebench.errors import ConfigError, DataError
 from rolebench.run.folder import RunFolder
 from rolebench.run.layout import SESSION_JUDGES_DIR, SESSIONS_DIR
-from rolebench.storage.jsonl import parse_json
 
 
 def logged_tasks(folder: RunFolder) -> list[str]:
@@ -38,15 +37,95 @@ def judge_logs(folder: RunFolder, task: str) -> dict[str, Path]:
     return {p.parent.name: p for p in sorted((played.parent / SESSION_JUDGES_DIR).glob(f"*/{played.name}"))}
 
 
+CORRUPT_FIX = (
+    "restore the file from a copy, or remove it (or pass --overwrite to rolebench evaluate): its sessions "
+    "are played again, the calls already made answered from the run's generation store"
+)
+_SIDES = ("candidate", "opponent")
+
+
+def _corrupt(problem: str, where: str) -> DataError:
+    return DataError(f"a sessions file was edited or damaged: {problem}", where=where, fix=CORRUPT_FIX)
+
+
+def _round_problem(record: dict[str, Any], played: bool) -> str | None:
+    """What is wrong with a judged turn's fields (None: nothing); `played`: a turn of a played file."""
+    placed = record.get("placement")
+    if not isinstance(placed, dict) or sorted(placed) != ["model_a", "model_b"]:
+        return "its `placement` is not {model_a, model_b}"
+    if sorted(placed.values()) != list(_SIDES):
+        return "its `placement` does not place the candidate and the opponent"
+    answers = record.get("answers")
+    if (answers is not None or not played) and not (
+        isinstance(answers, dict) and all(isinstance(answers.get(side), str) for side in _SIDES)
+    ):
+        return "its `answers` are not the candidate's and the opponent's texts"
+    if record.get("winner") not in (*_SIDES, "tie", None):
+        return f"its `winner` {record.get('winner')!r} is not candidate, opponent, tie or null"
+    if (record.get("winner") is None) != (record.get("failure") is not None):
+        return "it has a winner and a failure, or neither"
+    return None
+
+
+def _record_problem(record: Any, played: bool) -> str | None:
+    """What is wrong with one turn record of a sessions file (None: nothing)."""
+    if not isinstance(record, dict):
+        return "the line is not a JSON object"
+    turn = record.get("turn")
+    if not isinstance(record.get("item"), str) or isinstance(turn, bool) or not isinstance(turn, int):
+        return "the line has no text `item` and whole-number `turn`"
+    if turn < 0:
+        return f"turn {turn} is negative"
+    judge = record.get("judge", [])
+    if not isinstance(judge, list) or not all(isinstance(text, str) for text in judge):
+        return "its `judge` is not the list of the judge's replies"
+    for name in ("failure", "next_user", "user", "kept"):
+        if record.get(name) is not None and not isinstance(record.get(name), str):
+            return f"its `{name}` is neither null nor a text"
+    return None if turn == 0 else _round_problem(record, played)
+
+
+def _check_sessions(path: Path, header: dict[str, Any], records: list[tuple[int, dict[str, Any]]]) -> None:
+    """Each (item, turn) once; in a played file (its header names the players) each session's turns run
+    0, 1, 2, ... up to the header's turns."""
+    played = "players" in header
+    last = (header.get("settings") or {}).get("turns")
+    seen: dict[str, list[dict[str, Any]]] = {}
+    for number, record in records:
+        where = f"{path}:{number}"
+        turns = seen.setdefault(record["item"], [])
+        if any(kept["turn"] == record["turn"] for kept in turns):
+            raise _corrupt(f"turn {record['turn']} of {record['item']} is kept twice", where)
+        if played and isinstance(last, int) and record["turn"] > last:
+            raise _corrupt(
+                f"turn {record['turn']} of {record['item']} is past the {last} turns played", where
+            )
+        if played and record["turn"] != len(turns):
+            raise _corrupt(
+                f"{record['item']} goes on at turn {record['turn']} after {len(turns)} turns", where
+            )
+        turns.append(record)
+
+
+def _parsed(path: Path, number: int, line: bytes) -> Any:
+    try:
+        return json.loads(line.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise _corrupt("a line is not UTF-8 text", f"{path}:{number}") from None
+    except (ValueError, RecursionError):
+        raise _corrupt("a line is not JSON", f"{path}:{number}") from None
+
+
 def read_log(path: str | Path) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
     """A sessions file's header and turn records, read only (a torn last line is left out; None and no
-    records when the file is not there or empty)."""
+    records when the file is not there or empty). A line that is not a turn record, a turn kept twice,
+    or (in a played file) a session whose turns skip one: a DataError naming the line."""
     path = Path(path)
     if not path.is_file():
         return None, []
     data = path.read_bytes()
     whole = data[: data.rfind(b"\n") + 1]  # a line torn by a kill: nothing was promised of it
-    lines = [parse_json(line.decode("utf-8"), f"{path}:{n}") for n, line in enumerate(whole.splitlines(), 1)]
+    lines = [_parsed(path, n, line) for n, line in enumerate(whole.splitlines(), 1)]
     if not lines:
         return None, []
     first = lines[0]
@@ -56,7 +135,12 @@ def read_log(path: str | Path) -> tuple[dict[str, Any] | None, list[dict[str, An
             where=f"{path}:1",
             fix="remove the file (its sessions are played again) or point at another run folder",
         )
-    return first["header"], [line for line in lines[1:] if isinstance(line, dict)]
+    for number, line in enumerate(lines[1:], 2):
+        problem = _record_problem(line, "players" in first["header"])
+        if problem:
+            raise _corrupt(problem, f"{path}:{number}")
+    _check_sessions(path, first["header"], list(enumerate(lines[1:], 2)))
+    return first["header"], lines[1:]
 
 
 class SessionLog:

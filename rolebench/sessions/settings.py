@@ -16,6 +16,8 @@ from rolebench.sessions.data import template_hashes
 
 SIDES = ("candidate", "opponent")
 Ask = tuple[str, int]  # (item id, turn): one reply asked of the judge
+# each turn adds two messages to every later call: far past the 5 of RPBench-Auto, context is what breaks
+MAX_TURNS = 100
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,13 @@ class SessionSettings:
                 raise ConfigError(
                     f"{name} {value!r} is not allowed", where=name, fix="use a whole number >= 1"
                 )
+        if self.turns > MAX_TURNS:
+            raise ConfigError(
+                f"{self.turns} turns per session is past the {MAX_TURNS} allowed (every turn lengthens "
+                "every later call's conversation)",
+                where="--turns",
+                fix=f"give --turns {MAX_TURNS} or fewer (RPBench-Auto plays 5)",
+            )
 
     def header(self) -> dict[str, Any]:
         """What of these settings decides the sessions (batching and concurrency do not)."""

@@ -62,7 +62,9 @@ def json_object(text: str) -> dict[str, Any]:
 
 def _line(found: dict[str, Any]) -> str:
     value = found.get("next_round_user_speaks")
-    if not isinstance(value, str) or not value.strip():
+    if value is not None and not isinstance(value, str):
+        raise VerdictError(f"`next_round_user_speaks` is {value!r}, not a text")
+    if value is None or not value.strip():
         raise VerdictError("`next_round_user_speaks` is missing or empty")
     return value.strip()
 
