@@ -89,8 +89,11 @@ def judge(plan: Plan, tags: tuple[str, str] = ("cand", "opp"), label: str = "jud
             return "I cannot decide."
         texts = dict(re.findall(r"\[(model_[ab])\]\n(.*?)\n\[end of", shown, re.DOTALL))
         # the opponent's replies carry its tag; the candidate's may not (a real model)
+        swap = {"model_a": "model_b", "model_b": "model_a"}
         opponent = [label for label, text in texts.items() if text.startswith(f"<{tags[1]}>")]
-        other = {"model_a": "model_b", "model_b": "model_a"}[opponent[0]]
+        if not opponent:  # an untagged opponent (a baseline): the reply that is not the tagged candidate's
+            opponent = [swap[label] for label, text in texts.items() if text.startswith(f"<{tags[0]}>")]
+        other = swap[opponent[0]]
         winner = "tie" if decision == "tie" else opponent[0] if decision == "opponent" else other
         reason = f"round {number}: {decision}"
         return json.dumps(

@@ -18,7 +18,7 @@ import pytest
 
 from rolebench.cli.main import main
 from rolebench.errors import ConfigError, DataError
-from rolebench.run.session_log import SessionLog
+from rolebench.run.session_log import SessionLog, read_log
 from rolebench.sessions.settings import MAX_TURNS, SessionSettings
 from rolebench.sessions.verdict import VerdictError, parse_turn
 from tests.fake_openai import FakeOpenAI
@@ -178,6 +178,8 @@ def _flag(argv: list[str], flag: str, value: str) -> list[str]:
         ("--opponent", "openai:cand@{players}", "is the model under test, decoding greedily"),
         ("--opponent", "baseline:rolegpt", "cannot answer a session's turns (--opponent)"),
         ("--model", "baseline:rolegpt", "cannot answer a session's turns (--model)"),
+        ("--opponent", "baseline:greting", "cannot answer a session's turns (--opponent)"),
+        ("--judge", "baseline:greeting", "cannot judge a session's turns (--judge)"),
         ("--turns", "10000", f"past the {MAX_TURNS} allowed (every turn"),
     ],
 )
@@ -232,3 +234,15 @@ def test_settings_refuse_turns_past_the_bound():
     assert SessionSettings(turns=MAX_TURNS).turns == MAX_TURNS
     with pytest.raises(ConfigError, match="--turns"):
         SessionSettings(turns=MAX_TURNS + 1)
+
+
+def test_the_session_floor_plays_as_the_opponent_through_evaluate(servers, tmp_path):
+    """`--opponent baseline:greeting` (the floor: the greeting every turn) plays through evaluate."""
+    run = tmp_path / "run"
+    argv = _flag(_argv(servers, tmp_path, run), "--opponent", "baseline:greeting")
+    assert main(argv) == 0
+    turns = [r for r in read_log(run / LOG)[1] if r["turn"] > 0]
+    assert len(turns) == 6 and all(r["answers"]["opponent"] == "Hello." for r in turns)  # a role's greeting
+    # the scripted judge's plan decides, as against the scripted opponent: 2 wins, a tie, 2 losses, a failure
+    result = json.loads((run / "results.json").read_text(encoding="utf-8"))["sessions"][TASK]
+    assert (result["wins"], result["ties"], result["losses"], result["failures"]) == (2, 1, 2, 1)

@@ -143,9 +143,11 @@ def model_run(options: dict[str, Any], entry: ModelEntry, output: Path, where: s
     """One model's checked evaluate run (its spec, options and the file's options)."""
     from model_adapters import adapter_class
     from rolebench.evaluation.api import checked_judge, split_options
-    from rolebench.evaluation.sessions import check_players, session_facts, split_tasks
+    from rolebench.evaluation.session_checks import check_players
+    from rolebench.evaluation.sessions import session_facts
     from rolebench.sweep.plan import ModelRun
     from rolebench.tasks.catalogue import resolve
+    from rolebench.tasks.sessions import split_tasks
 
     name = run_name(entry, where, options)
     values = {**options, "model": entry.spec, "model_args": merged_model_args(options, entry)}

@@ -39,8 +39,9 @@ from rolebench.evaluation.options import python_api
 from rolebench.evaluation.options import split_options as split_options
 from rolebench.evaluation.pipeline import Resolved, evaluate_run, resolve_run
 from rolebench.evaluation.repair import repair_run, score_files
+from rolebench.evaluation.session_checks import check_players
 from rolebench.evaluation.session_judge import judge_sessions
-from rolebench.evaluation.sessions import SessionJudge, check_players, split_tasks
+from rolebench.evaluation.sessions import SessionJudge
 from rolebench.judging.outcomes import read_failure_line
 from rolebench.judging.run import judge_run, prepare_judge
 from rolebench.judging.sets import set_of
@@ -52,6 +53,7 @@ from rolebench.run.elicitation import Elicitation
 from rolebench.run.folder import RunFolder
 from rolebench.run.record import RunRecord
 from rolebench.scoring.protocols import get_protocol
+from rolebench.tasks.sessions import split_tasks
 
 
 @python_api

@@ -33,17 +33,16 @@ from rolebench.evaluation.models import ModelHandle
 from rolebench.evaluation.plan import TaskPlan, plan_tasks
 from rolebench.evaluation.records import scored_records
 from rolebench.evaluation.repair import repair_samples
+from rolebench.evaluation.session_checks import check_players
 from rolebench.evaluation.sessions import (
     SessionJudge,
     SessionPlan,
     check_logs,
-    check_players,
     plan_sessions,
     play_sessions,
     session_players,
     session_settings,
     sessions_config,
-    split_tasks,
 )
 from rolebench.judging.sets import adopt_legacy
 from rolebench.results.provenance import now_iso
@@ -52,6 +51,7 @@ from rolebench.run.definition import Execution, RunDefinition
 from rolebench.run.folder import RunFolder
 from rolebench.run.record import RunRecord
 from rolebench.tasks.catalogue import resolve
+from rolebench.tasks.sessions import split_tasks
 from rolebench.tasks.spec import GroupSpec, TaskSpec
 
 

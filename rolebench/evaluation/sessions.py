@@ -1,4 +1,3 @@
-# longer: the checks made before any session call (players, logs, chat order) sit with the plan they check
 """A run's session tasks (`rolebench evaluate --tasks rpbench_character --opponent SPEC --judge SPEC`): their
 names beside the single-turn tasks, their items, players and settings, and playing them into the run folder.
 
@@ -17,20 +16,20 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from jinja2.exceptions import TemplateError
 
-from model_adapters import Message
 from model_adapters.files import file_sha256
 from model_adapters.interface import item_seed
 from model_adapters.secrets import hide_secrets
 from rolebench.cached_model import CachedModel
 from rolebench.data.source import DataSource
-from rolebench.errors import ConfigError, DataError, first_line
+from rolebench.errors import ConfigError, DataError
 from rolebench.evaluation.guard import model_change
+from rolebench.evaluation.session_checks import check_chat_order
 from rolebench.judging.config import load_judge_config
 from rolebench.judging.settings import JudgeSettings
 from rolebench.run.definition import Execution, RunDefinition
@@ -40,9 +39,7 @@ from rolebench.sessions.data import ROLE_FILES, RPBENCH_FILES, SessionItem, load
 from rolebench.sessions.loop import play
 from rolebench.sessions.settings import Played, Players, SessionSettings, session_header
 from rolebench.storage.records import RecordStore
-from rolebench.tasks.sessions import RPBENCH_DIR, SESSION_GROUPS, SESSION_TASKS, SessionTask
-
-PLAYERS_FIX = "give --opponent SPEC (answers each turn beside the model) and --judge SPEC (plays the user)"
+from rolebench.tasks.sessions import RPBENCH_DIR, SESSION_TASKS, SessionTask
 
 
 @dataclass(frozen=True)
@@ -60,40 +57,6 @@ class SessionPlan:
     task: SessionTask
     items: list[SessionItem]
     data: dict[str, Any]
-
-
-def split_tasks(names: Iterable[str]) -> tuple[list[str], list[str]]:
-    """The single-turn task and group names, and the session tasks (groups expanded), in order, once each."""
-    single: list[str] = []
-    sessions: list[str] = []
-    for name in names:
-        if name in SESSION_GROUPS:
-            sessions += SESSION_GROUPS[name]
-        elif name in SESSION_TASKS:
-            sessions.append(name)
-        else:
-            single.append(name)
-    return single, list(dict.fromkeys(sessions))
-
-
-def check_players(definition: RunDefinition, judge: str | None) -> None:
-    """Session tasks need an opponent and a judge: one ConfigError line naming what is missing."""
-    tasks = split_tasks(definition.tasks)[1]
-    missing = [flag for flag, given in (("--opponent", definition.opponent), ("--judge", judge)) if not given]
-    if tasks and missing:
-        raise ConfigError(
-            f"the session tasks ({', '.join(tasks)}) need {' and '.join(missing)}",
-            where="--tasks",
-            fix=PLAYERS_FIX,
-        )
-    given = (("--model", definition.model), ("--opponent", definition.opponent), ("--judge", judge))
-    for flag, spec in given if tasks else ():
-        if str(spec).startswith("baseline:"):
-            raise ConfigError(
-                f"{spec} gives RoleBench's stored single-turn answers: it cannot answer a session's turns",
-                where=flag,
-                fix="give a model that generates (hf:, openai:, llamacpp:, vllm:, ...) for session tasks",
-            )
 
 
 def session_facts(task: str) -> dict[str, Any]:
@@ -279,31 +242,3 @@ def play_sessions(
                 file=sys.stderr,
             )
     return played
-
-
-# the candidates' conversation opens with the character's greeting, an assistant turn after the system
-# prompt; a chat template that demands a user turn first (Llama-2 / Mistral style) refuses it
-ORDER_PROBE: list[Message] = [
-    {"role": "system", "content": "You play a character."},
-    {"role": "assistant", "content": "Hello."},
-    {"role": "user", "content": "Hi."},
-]
-
-
-def check_chat_order(players: Players) -> None:
-    """After calls failed: one ConfigError line naming the candidate or opponent whose chat template
-    refuses the sessions' conversation order (the local backends that render prompts themselves)."""
-    for flag, model in (("--model", players.candidate), ("--opponent", players.opponent)):
-        render = getattr(model.adapter(), "render", None) if model.loaded else None
-        if not callable(render):
-            continue
-        try:
-            render(ORDER_PROBE)
-        except Exception as error:  # noqa: BLE001 - a template's raise_exception (jinja2's TemplateError)
-            raise ConfigError(
-                f"the chat template of {model.spec} refuses the sessions' conversation, which opens with the "
-                f"character's greeting as an assistant turn after the system prompt ({first_line(error)})",
-                where=flag,
-                fix="give it a chat template that accepts an assistant turn first (the sessions so far "
-                "are kept), or use another model in session tasks",
-            ) from None

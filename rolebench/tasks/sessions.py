@@ -8,6 +8,7 @@ run's RoleBench data (`--data-dir` or the Hub at `--revision`), as the single-tu
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -39,3 +40,17 @@ SESSION_GROUPS: dict[str, tuple[str, ...]] = {
     "rpbench": ("rpbench_character", "rpbench_scene"),
     "rolebench_sessions": ("rolebench_eng_sessions", "rolebench_zh_sessions"),
 }
+
+
+def split_tasks(names: Iterable[str]) -> tuple[list[str], list[str]]:
+    """The single-turn task and group names, and the session tasks (groups expanded), in order, once each."""
+    single: list[str] = []
+    sessions: list[str] = []
+    for name in names:
+        if name in SESSION_GROUPS:
+            sessions += SESSION_GROUPS[name]
+        elif name in SESSION_TASKS:
+            sessions.append(name)
+        else:
+            single.append(name)
+    return single, list(dict.fromkeys(sessions))
