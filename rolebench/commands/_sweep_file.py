@@ -142,9 +142,7 @@ def in_file(exc: RoleBenchError, where: str) -> ConfigError:
 def model_run(options: dict[str, Any], entry: ModelEntry, output: Path, where: str, file: Path) -> ModelRun:
     """One model's checked evaluate run (its spec, options and the file's options)."""
     from model_adapters import adapter_class
-    from rolebench.evaluation.api import checked_judge, split_options
-    from rolebench.evaluation.session_checks import check_players
-    from rolebench.evaluation.sessions import session_facts
+    from rolebench.evaluation.api import check_players, checked_judge, session_facts, split_options
     from rolebench.sweep.plan import ModelRun
     from rolebench.tasks.catalogue import resolve
     from rolebench.tasks.sessions import split_tasks

@@ -45,8 +45,7 @@ def add_parser(subparsers: Subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from rolebench.commands._outcome import exit_code, hidden_failure
-    from rolebench.evaluation.api import judge, judgment_failures
-    from rolebench.evaluation.session_judge import unjudged_turns
+    from rolebench.evaluation.api import judge, judgment_failures, unjudged_turns
     from rolebench.judging.settings import JudgeSettings
     from rolebench.report.summary import failures, summary_text
     from rolebench.run.folder import RunFolder

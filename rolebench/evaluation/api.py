@@ -16,7 +16,9 @@ answers serve only the same weights), or any object implementing the adapter pro
 
 It is the evaluation package's one door for the commands, the sweep and the recipes too: `split_options`
 (evaluate's options into their records), `evaluate_definition`, `judge_folder`, `refresh` (a run repaired,
-its results.json derived again), `plan_run` (what a run will ask), `checked_judge`, `default_run_folder`.
+its results.json derived again), `plan_run` (what a run will ask), `checked_judge`, `default_run_folder`;
+for session tasks, `check_players` (an opponent and a judge that can play), `session_facts` (what a sweep's
+key holds of a session task), `unjudged_turns` (a second judge's turns still to ask).
 """
 
 from __future__ import annotations
@@ -39,9 +41,11 @@ from rolebench.evaluation.options import python_api
 from rolebench.evaluation.options import split_options as split_options
 from rolebench.evaluation.pipeline import Resolved, evaluate_run, resolve_run
 from rolebench.evaluation.repair import repair_run, score_files
-from rolebench.evaluation.session_checks import check_players
+from rolebench.evaluation.session_checks import check_players as check_players
 from rolebench.evaluation.session_judge import judge_sessions
+from rolebench.evaluation.session_judge import unjudged_turns as unjudged_turns
 from rolebench.evaluation.sessions import SessionJudge
+from rolebench.evaluation.sessions import session_facts as session_facts
 from rolebench.judging.outcomes import read_failure_line
 from rolebench.judging.run import judge_run, prepare_judge
 from rolebench.judging.sets import set_of

@@ -46,10 +46,12 @@ def derive_results(
     boot = record.definition.bootstrap_settings()
     sessions, played = session_results(folder, record.config.sessions or {}, boot.resamples, boot.seed)
     if not tasks and not sessions:
+        planned = sorted(record.config.sessions or {})
         raise DataError(
-            "this run has no results yet (it was interrupted before any task finished)",
+            "this run has no results yet (it was interrupted before any task finished"
+            + (f", or the sessions files of {', '.join(planned)} were removed)" if planned else ")"),
             where=str(folder.path),
-            fix="run the same `rolebench evaluate` command again to resume it",
+            fix="run the same `rolebench evaluate` command again to resume it (stored calls are reused)",
         )
     ids, caps = record.splits(), {task: record.max_new_tokens(task) for task in tasks}
     spec = record.definition.model
