@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -326,3 +327,11 @@ def test_the_embedded_smollm2_plays_sessions_through_evaluate(servers, tmp_path,
     assert all(isinstance(a, str) and a.strip() and not a.startswith("<") for a in answers)
     calls = _calls(servers)
     assert main(argv) == 0 and _calls(servers) == calls  # every turn kept: nothing asked again
+
+
+def test_a_session_run_whose_files_were_removed_says_so(servers, tmp_path, capsys):
+    assert main(_argv(servers, tmp_path)) == 0
+    shutil.rmtree(tmp_path / "run" / "sessions")
+    capsys.readouterr()
+    assert main(["report", str(tmp_path / "run")]) == 2
+    assert f"or the sessions files of {TASK} were removed" in _error(capsys)
