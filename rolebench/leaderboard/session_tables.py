@@ -12,7 +12,7 @@ from typing import Any
 from tabulate import tabulate
 
 from rolebench.leaderboard.sessions import SessionBoard, SessionRow
-from rolebench.leaderboard.tables import _booktabs, csv_safe, latex_escape, md_escape
+from rolebench.leaderboard.tables import csv_safe, latex_escape, latex_float, md_escape
 
 HEADERS = ["Rank", "Model", "Rating", "Win %", "W/T/L", "Failures", "Win % as A / as B", "Sessions", "Notes"]
 ABOUT = (
@@ -130,16 +130,7 @@ def sessions_latex(boards: Sequence[SessionBoard]) -> str:
             colalign=("right", "left", *["right"] * (len(HEADERS) - 3)),
         )
         caption = latex_escape(f"{board.heading()}. {board.note}".strip())
-        parts += [
-            "\\begin{table}[ht]",
-            "\\centering",
-            "\\small",
-            _booktabs(table),
-            f"\\caption{{{caption}}}",
-            f"\\label{{tab:{board.id}}}",
-            "\\end{table}",
-            "",
-        ]
+        parts += latex_float(table, caption, board.id)
     return "\n".join(parts)
 
 

@@ -232,17 +232,22 @@ def to_latex(boards: Sequence[Board]) -> str:
         caption = latex_escape(
             f"{SPLIT_LABELS[board.split]}: {board_heading(board)}.{order} {legend}".strip()
         )
-        parts += [
-            "\\begin{table}[ht]",
-            "\\centering",
-            "\\small",
-            _booktabs(table),
-            f"\\caption{{{caption}}}",
-            f"\\label{{tab:{board.id}}}",
-            "\\end{table}",
-            "",
-        ]
+        parts += latex_float(table, caption, board.id)
     return "\n".join(parts)
+
+
+def latex_float(table: str, caption: str, label: str) -> list[str]:
+    """A tabulate LaTeX table as a booktabs float with its (escaped) caption and label `tab:LABEL`."""
+    return [
+        "\\begin{table}[ht]",
+        "\\centering",
+        "\\small",
+        _booktabs(table),
+        f"\\caption{{{caption}}}",
+        f"\\label{{tab:{label}}}",
+        "\\end{table}",
+        "",
+    ]
 
 
 def csv_safe(value: object) -> object:
