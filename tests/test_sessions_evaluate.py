@@ -275,7 +275,7 @@ def test_a_run_killed_at_any_call_resumes_to_the_same_sessions(servers, tmp_path
     assert _sessions(tmp_path / "killed") == expected  # the same turns, the same file, the same numbers
     # the calls answered before the kill were stored: only the rest is asked again, and at most the answers
     # of the round in flight that had come back but were not yet stored when the process died (both sides'
-    # batches, one answer per session each, are asked at once): 2 sessions x 2 sides, less the call that killed
+    # batches, one answer per session each, are asked at once): 2 sessions x 2 sides, less the killing call
     rest = ANSWERS + JUDGE_CALLS - (kill_at - 1)
     assert rest <= sum(_calls(servers)) <= rest + 3
 
