@@ -194,8 +194,4 @@ def task_totals(run: ModelRun) -> dict[str, int]:
     """The samples of each task (the same for every model): the data is read and checked here."""
     from rolebench.evaluation.api import plan_run
 
-    resolved = plan_run(run.definition, run.execution)
-    turns = run.definition.turns  # a session task's total: its turns to play
-    return {plan.spec.name: len(plan.samples) for plan in resolved.plans} | {
-        plan.task.name: len(plan.items) * turns for plan in resolved.sessions
-    }
+    return plan_run(run.definition, run.execution).calls()  # a session task's total: its turns to play

@@ -149,8 +149,9 @@ def _evaluated(
 
 
 def plan_run(definition: RunDefinition, execution: Execution) -> Resolved:
-    """What a run will ask, before any folder is touched or model loaded: its tasks and groups, the data,
-    and one plan per task (its samples and requests); a bad task, option or data file fails here."""
+    """What a run will ask, before any folder is touched or model loaded: the data, and the run's parts
+    planned (`Resolved.calls()`: each task's requests or turns); a bad task, option or data file fails
+    here."""
     return resolve_run(definition, execution)
 
 

@@ -1,9 +1,10 @@
 """How a run's numbers are made, as results.json's `config` says it: built from the run definition and
 what planning resolved (the tasks' files, the data read, the prompts), then the model's own info.
 
-The blocks known before generating (`run`, `model`, `data`, `tasks`, `prompt`, `elicitation`, `scoring`,
-`generation`, `limit`, `sampling`, `bootstrap`, `packages`, `command`) are built here by `planned_config`,
-from the one `RunDefinition` and the plans; `with_model_info` adds the model's info, `merged_config` joins
+The blocks known before generating are built here from the one `RunDefinition` and the plans: `run`,
+`model`, `scoring`, `limit`, `sampling`, `bootstrap`, `packages`, `command` by `run_config`; `data`,
+`tasks`, `prompt`, `elicitation`, `generation` by `single_turn_config` (the session tasks add
+`sessions`: `rolebench.evaluation.sessions`); `with_model_info` adds the model's info, `merged_config` joins
 a rerun's config to the folder's, `timings` adds the seconds. Elsewhere: deriving results.json writes
 `scoring` and `bootstrap` again from the same sources (`rolebench.evaluation.derive`), `rolebench score`
 records `rescored` (`rolebench.run.record`), the judge `judge`, `judges` and `versus`
@@ -23,7 +24,7 @@ from rolebench.evaluation.plan import TaskPlan, decoding_record
 from rolebench.results.provenance import command_line, package_versions
 from rolebench.results.schema import RunConfig
 from rolebench.run.definition import RunDefinition
-from rolebench.scoring.protocols import ScoringProtocol, protocols_for
+from rolebench.scoring.protocols import ScoringProtocol, held_protocols
 
 SAMPLING_RULES = {
     "stratified": "stratified over roles (Sainte-Lague turns, seeded order inside a role); a larger limit "
@@ -39,21 +40,11 @@ def scoring_config(protocols: Sequence[ScoringProtocol]) -> dict[str, Any]:
     return {**protocols[0].describe(), "protocols": {p.name: p.describe() for p in protocols}}
 
 
-def held_protocols(definition: RunDefinition, config: RunConfig | None) -> list[ScoringProtocol]:
-    """The protocols a run computes: its headline, the companions, and any a `rolebench score` added."""
-    held = list((config.scoring.get("protocols") or {}) if config is not None else {})
-    return protocols_for(definition.protocol, held)
-
-
-def planned_config(
-    definition: RunDefinition,
-    identity: dict[str, Any],
-    source: DataSource,
-    plans: Sequence[TaskPlan],
-) -> RunConfig:
-    """The config as known before generating (`with_model_info` adds the model's own info); its scoring,
-    the protocols the definition holds (a `rolebench score` adds more to the folder's record)."""
-    elicitation = definition.elicitation_method()
+def run_config(definition: RunDefinition, identity: dict[str, Any]) -> RunConfig:
+    """The run's config as known before planning its tasks: the definition, the model, the scoring and
+    bootstrap settings, the `--limit` sample; each part of the run adds its own blocks (`RunPart.configure`)
+    and `with_model_info` the model's own info. Its scoring: the protocols the definition holds (a
+    `rolebench score` adds more to the folder's record)."""
     return RunConfig(
         run=definition.record(),
         model={
@@ -62,12 +53,7 @@ def planned_config(
             "options": dict(definition.model_args),
             "identity": identity,
         },
-        data={**data_provenance(source, plans), "baseline_join": BASELINE_JOIN},
-        tasks={p.spec.name: {**p.spec.describe(), "generation": decoding_record(p.config)} for p in plans},
-        prompt={"template_hash": elicitation.template_hash()},
-        elicitation=elicitation_config(definition, plans),
-        scoring=scoring_config(held_protocols(definition, None)),
-        generation=decoding_record(plans[0].config if plans else definition.decoding()),
+        scoring=scoring_config(held_protocols(definition.protocol)),
         limit=definition.limit,
         sampling=None
         if definition.limit is None
@@ -81,6 +67,21 @@ def planned_config(
         packages=package_versions(),
         command=command_line(),
     )
+
+
+def single_turn_config(
+    config: RunConfig, definition: RunDefinition, source: DataSource, plans: Sequence[TaskPlan]
+) -> None:
+    """The single-turn tasks' blocks of the config as planned: the data read, each task and its decoding,
+    the prompt and the elicitation (set with no single-turn task too: the run's prompt and decoding)."""
+    elicitation = definition.elicitation_method()
+    config.data = {**data_provenance(source, plans), "baseline_join": BASELINE_JOIN}
+    config.tasks = {
+        p.spec.name: {**p.spec.describe(), "generation": decoding_record(p.config)} for p in plans
+    }
+    config.prompt = {"template_hash": elicitation.template_hash()}
+    config.elicitation = elicitation_config(definition, plans)
+    config.generation = decoding_record(plans[0].config if plans else definition.decoding())
 
 
 def _scheme(spec: str) -> str:

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 
 from rolebench.data.splits import get_split
 from rolebench.errors import DataError
-from rolebench.evaluation.config import held_protocols, scoring_config
+from rolebench.evaluation.config import scoring_config
 from rolebench.evaluation.records import add_scores, fully_scored
 from rolebench.judging.results import judged_results
 from rolebench.results.provenance import now_iso
@@ -33,6 +33,7 @@ from rolebench.run.folder import RunFolder
 from rolebench.run.record import RunRecord
 from rolebench.scoring.aggregate import aggregate_run
 from rolebench.scoring.context import with_throughput
+from rolebench.scoring.protocols import held_protocols
 from rolebench.sessions.results import session_results
 
 
@@ -43,6 +44,7 @@ def derive_results(
     nothing. `read`: the samples records the caller holds, by task, read or written under the folder's lock
     this command holds (not read again)."""
     tasks = record.finished_tasks()
+    ids, caps = record.splits(), {task: record.max_new_tokens(task) for task in tasks}
     boot = record.definition.bootstrap_settings()
     sessions, played = session_results(folder, record.config.sessions or {}, boot.resamples, boot.seed)
     if not tasks and not sessions:
@@ -53,10 +55,9 @@ def derive_results(
             where=str(folder.path),
             fix="run the same `rolebench evaluate` command again to resume it (stored calls are reused)",
         )
-    ids, caps = record.splits(), {task: record.max_new_tokens(task) for task in tasks}
     spec = record.definition.model
     splits = {task: get_split(ids[task]) for task in tasks}
-    protocols = held_protocols(record.definition, record.config)
+    protocols = held_protocols(record.definition.protocol, record.config.scoring)
     records, digests = {}, {}
     for task in tasks:
         records[task] = list(read[task]) if read and task in read else folder.read_samples(task)

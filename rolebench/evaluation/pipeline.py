@@ -1,87 +1,97 @@
-"""`rolebench evaluate` as a pipeline of named steps: resolve -> claim -> generate -> play -> score -> derive.
+"""`rolebench evaluate` as a pipeline of named steps: resolve -> claim -> check -> run -> write -> derive.
 
 `evaluate_run` takes the run definition (what to compute), the execution (how) and the run folder (where)
-and writes the folder: run.json first (the record), each answer into the generation store as it arrives,
-the session tasks' turns into their sessions files as they are played (`rolebench.evaluation.sessions`),
-the scored samples files, the earlier tasks' files mended (`rolebench.evaluation.repair.repair_samples`),
-then results.json derived from all of it (`rolebench.evaluation.derive`).
+and writes the folder: run.json first (the record), then each part of the run (`RunPart`: the single-turn
+tasks, `rolebench.evaluation.single_turn`; the session tasks, `rolebench.evaluation.sessions`) makes its
+calls, each answer stored as it arrives and each turn kept as it is played, and writes its files; the
+earlier tasks' files are mended (`rolebench.evaluation.repair.repair_samples`), then results.json is
+derived from all of it (`rolebench.evaluation.derive`). The pipeline knows the parts only through
+`RunPart`: a new kind of task is one more entry in `TASK_KINDS`.
 """
 
 from __future__ import annotations
 
-import functools
 import sys
 import time
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 from rolebench.cached_model import CachedModel
 from rolebench.data.resolve import resolve_source
 from rolebench.data.source import DataSource
-from rolebench.evaluation.config import (
-    held_protocols,
-    merged_config,
-    planned_config,
-    timings,
-    with_model_info,
-)
+from rolebench.evaluation.config import merged_config, run_config, timings, with_model_info
 from rolebench.evaluation.derive import write_derived
-from rolebench.evaluation.generate import check_answered, generate_task
 from rolebench.evaluation.guard import Planned, claim
 from rolebench.evaluation.models import ModelHandle
-from rolebench.evaluation.plan import TaskPlan, plan_tasks
-from rolebench.evaluation.records import scored_records
 from rolebench.evaluation.repair import repair_samples
-from rolebench.evaluation.session_checks import check_players
-from rolebench.evaluation.sessions import (
-    SessionJudge,
-    SessionPlan,
-    check_logs,
-    plan_sessions,
-    play_sessions,
-    session_players,
-    session_settings,
-    sessions_config,
-)
+from rolebench.evaluation.sessions import SessionJudge, SessionPart
+from rolebench.evaluation.single_turn import SingleTurnPart
 from rolebench.judging.sets import adopt_legacy
 from rolebench.results.provenance import now_iso
-from rolebench.results.schema import RunResults
+from rolebench.results.schema import RunConfig, RunResults
 from rolebench.run.definition import Execution, RunDefinition
 from rolebench.run.folder import RunFolder
 from rolebench.run.record import RunRecord
-from rolebench.tasks.catalogue import resolve
-from rolebench.tasks.sessions import split_tasks
-from rolebench.tasks.spec import GroupSpec, TaskSpec
+
+
+class RunPart(Protocol):
+    """The tasks of one kind in a run, planned before any folder is touched or model loaded (a bad task,
+    option or data file fails there): what they add to the config as planned, what they refuse before any
+    call, the calls they make (each answer stored as it arrives), the files they write after."""
+
+    groups: dict[str, list[str]]
+
+    def configure(self, config: RunConfig) -> None: ...
+
+    def check(self, folder: RunFolder, model: CachedModel) -> None: ...
+
+    def run(self, folder: RunFolder, model: CachedModel, record: RunRecord) -> None: ...
+
+    def write(self, folder: RunFolder, record: RunRecord) -> None: ...
+
+    def calls(self) -> dict[str, int]: ...
+
+
+class TaskKind(Protocol):
+    def plan(
+        self, definition: RunDefinition, execution: Execution, source: DataSource, judge: SessionJudge | None
+    ) -> RunPart: ...
+
+
+# each plans the run's tasks of its kind (none: an empty part)
+TASK_KINDS: tuple[TaskKind, ...] = (SingleTurnPart, SessionPart)
 
 
 @dataclass
 class Resolved:
-    """A definition resolved: its tasks and groups, the data source, one plan per task, the model."""
+    """A definition resolved: the model, the data source, the run's parts planned and their groups."""
 
     definition: RunDefinition
-    specs: list[TaskSpec]
-    groups: list[GroupSpec]
-    source: DataSource
-    plans: list[TaskPlan]
     model: ModelHandle
-    sessions: list[SessionPlan]
+    source: DataSource
+    parts: list[RunPart]
+    groups: dict[str, list[str]]
+
+    def calls(self) -> dict[str, int]:
+        """Each task's calls to make: its requests, or its turns to play (a sweep's progress)."""
+        return {task: n for part in self.parts for task, n in part.calls().items()}
 
 
 def resolve_run(
-    definition: RunDefinition, execution: Execution, model: ModelHandle | None = None
+    definition: RunDefinition,
+    execution: Execution,
+    model: ModelHandle | None = None,
+    judge: SessionJudge | None = None,
 ) -> Resolved:
     """Everything a run needs before its folder is touched: a bad task, spec, option or data file fails
     here, in one line, before any model loads."""
-    single, session_tasks = split_tasks(definition.tasks)
-    specs, groups = resolve(single, tuple(map(Path, definition.include_path))) if single else ([], [])
     if model is None:
         options = definition.adapter_options(execution.base_url)
         model = ModelHandle(definition.model, options, definition.model_identity(execution.base_url))
     source = resolve_source(definition.data_dir, revision=definition.revision)
-    plans = plan_tasks(definition, specs, source, execution)
-    sessions = plan_sessions(definition, session_tasks, source)
-    return Resolved(definition, specs, groups, source, plans, model, sessions)
+    parts = [kind.plan(definition, execution, source, judge) for kind in TASK_KINDS]
+    groups = {name: members for part in parts for name, members in part.groups.items()}
+    return Resolved(definition, model, source, parts, groups)
 
 
 def continued(before: RunRecord | None, planned: Planned) -> RunRecord:
@@ -97,40 +107,6 @@ def continued(before: RunRecord | None, planned: Planned) -> RunRecord:
         dict(before.finished),
         dict(before.generation_time),
     )
-
-
-def _generate(
-    resolved: Resolved,
-    execution: Execution,
-    folder: RunFolder,
-    record: RunRecord,
-    cached: CachedModel,
-    judge: SessionJudge | None,
-) -> list[dict[str, dict[str, Any]]]:
-    """The single-turn tasks' answers, then the session tasks played (their sessions files checked first,
-    before any call); run.json written once nothing is left to refuse."""
-    players = settings = None
-    if resolved.sessions and judge is not None:
-        settings = session_settings(resolved.definition, execution, judge)
-        players = session_players(cached, resolved.definition, execution, judge, cached.store)
-        check_logs(folder, resolved.sessions, players, settings, execution.overwrite)
-    record.write(folder)
-    outputs = [
-        generate_task(
-            plan, cached, progress=execution.progress, timed=functools.partial(record.timed, plan.spec.name)
-        )
-        for plan in resolved.plans
-    ]
-    if resolved.plans:
-        check_answered(resolved.definition.model, resolved.plans, outputs, resolved.source)
-    if players is None or settings is None:
-        return outputs
-    try:  # stalled sessions are counted from their files (`n_stalled`), and asked again by the next run
-        play_sessions(resolved.sessions, players, settings, folder, execution.progress)
-    finally:
-        players.opponent.close()
-        players.judge.close()
-    return outputs
 
 
 def drop_strays(folder: RunFolder, record: RunRecord) -> None:
@@ -153,30 +129,31 @@ def evaluate_run(
     judge: SessionJudge | None = None,
 ) -> RunResults:
     """Run the whole pipeline into the run folder and return the results.json written; `judge`: the
-    judge of the run's session tasks (they need one, and an opponent)."""
+    judge of the run's session tasks (they need one, and an opponent: `check_players` first)."""
     started = time.perf_counter()
-    check_players(definition, judge.spec if judge else None)
-    resolved = resolve_run(definition, execution, model)
+    resolved = resolve_run(definition, execution, model, judge)
     with folder.lock(create=True):
         adopt_legacy(folder)
-        config = planned_config(definition, resolved.model.identity, resolved.source, resolved.plans)
-        if resolved.sessions:
-            config.sessions = sessions_config(definition, resolved.sessions, judge)
-        planned = Planned(definition, config, {g.name: list(g.members) for g in resolved.groups})
-        before = claim(folder, planned, execution.overwrite)
-        record = continued(before, planned)
+        config = run_config(definition, resolved.model.identity)
+        for part in resolved.parts:
+            part.configure(config)
+        planned = Planned(definition, config, resolved.groups)
+        record = continued(claim(folder, planned, execution.overwrite), planned)
         drop_strays(folder, record)
-        protocols = held_protocols(definition, record.config)
         with folder.generation_store() as store:
             cached = resolved.model.cached(store)
             try:
-                outputs = _generate(resolved, execution, folder, record, cached, judge)
+                for part in resolved.parts:  # before any call: nothing is refused once run.json is written
+                    part.check(folder, cached)
+                record.write(folder)
+                for part in resolved.parts:
+                    part.run(folder, cached, record)
                 info = cached.info()
             finally:
                 cached.close()
         generated = time.perf_counter()
-        for task, rows in scored_records(resolved.plans, outputs, protocols).items():
-            record.wrote(task, folder.write_samples(task, rows))
+        for part in resolved.parts:
+            part.write(folder, record)
         record.config = with_model_info(record.config, info)
         record.config.timings = timings(started, generated, time.perf_counter())
         record.write(folder)

@@ -18,7 +18,6 @@ from rolebench.data.resolve import resolve_source
 from rolebench.data.source import DataSource
 from rolebench.data.splits import get_split
 from rolebench.errors import DataError
-from rolebench.evaluation.config import held_protocols
 from rolebench.evaluation.derive import write_derived
 from rolebench.evaluation.generate import generate_task
 from rolebench.evaluation.guard import data_files
@@ -29,6 +28,7 @@ from rolebench.results.schema import RunResults, SampleRecord
 from rolebench.run.definition import Execution
 from rolebench.run.folder import RunFolder
 from rolebench.run.record import RunRecord
+from rolebench.scoring.protocols import held_protocols
 from rolebench.tasks.catalogue import resolve
 
 
@@ -98,7 +98,7 @@ def score_files(
     """Score again, and write, each finished task's samples file that lacks a protocol the run holds or
     is not the file the run wrote (every one with `rescore`: `rolebench score`); the records written, by
     task (for deriving results.json without reading them again)."""
-    protocols = held_protocols(record.definition, record.config)
+    protocols = held_protocols(record.definition.protocol, record.config.scoring)
     splits = record.splits()
     written = {}
     for task in record.finished_tasks():
@@ -149,7 +149,8 @@ def restore_samples(folder: RunFolder, record: RunRecord, execution: Execution |
         if missing:
             raise _unrebuildable(folder, [plan.spec.name], f"{missing} of its answers are not in the store")
     rebuilt = []
-    for task, rows in scored_records(plans, outputs, held_protocols(definition, record.config)).items():
+    protocols = held_protocols(definition.protocol, record.config.scoring)
+    for task, rows in scored_records(plans, outputs, protocols).items():
         record.wrote(task, folder.write_samples(task, rows))
         rebuilt.append(f"rebuilt samples/{task}.jsonl of {folder.path} from the generation store")
     record.write(folder)

@@ -1,5 +1,5 @@
-"""A run's session tasks (`rolebench evaluate --tasks rpbench_character --opponent SPEC --judge SPEC`): their
-names beside the single-turn tasks, their items, players and settings, and playing them into the run folder.
+"""A run's session tasks (`rolebench evaluate --tasks rpbench --opponent SPEC --judge SPEC`), one part of the
+pipeline (`SessionPart`): their items, players and settings, and playing them into the run folder.
 
 Task and group names of `rolebench.tasks.sessions` are split from the single-turn ones (`split_tasks`);
 each session task's items come from the package (RPBench-Auto) or from the run's data source (RoleBench's
@@ -9,15 +9,14 @@ a larger N keeps every item of a smaller one). The candidate is the run's own ca
 plays the user) are cached models over the same generation store. The candidates decode with the run's
 settings, the judge with its judge file's (`--judge-config`, whose retries bound the attempts at a reply
 that parses). A folder whose sessions were played by other players or settings is refused before any
-call, naming what differs (`check_logs`); `--overwrite` plays them again.
+call, naming what differs (`rolebench.evaluation.session_checks.check_logs`); `--overwrite` plays them again.
 """
 
 from __future__ import annotations
 
-import json
 import sys
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from jinja2.exceptions import TemplateError
@@ -27,19 +26,19 @@ from model_adapters.interface import item_seed
 from model_adapters.secrets import hide_secrets
 from rolebench.cached_model import CachedModel
 from rolebench.data.source import DataSource
-from rolebench.errors import ConfigError, DataError
-from rolebench.evaluation.guard import model_change
-from rolebench.evaluation.session_checks import check_chat_order
+from rolebench.evaluation.session_checks import check_chat_order, check_logs
 from rolebench.judging.config import load_judge_config
 from rolebench.judging.settings import JudgeSettings
+from rolebench.results.schema import RunConfig
 from rolebench.run.definition import Execution, RunDefinition
 from rolebench.run.folder import RunFolder
-from rolebench.run.session_log import SessionLog, judge_logs, read_log
+from rolebench.run.record import RunRecord
+from rolebench.run.session_log import SessionLog
 from rolebench.sessions.data import ROLE_FILES, RPBENCH_FILES, SessionItem, load_roles, load_rpbench
 from rolebench.sessions.loop import play
 from rolebench.sessions.settings import Played, Players, SessionSettings, session_header
 from rolebench.storage.records import RecordStore
-from rolebench.tasks.sessions import RPBENCH_DIR, SESSION_TASKS, SessionTask
+from rolebench.tasks.sessions import RPBENCH_DIR, SESSION_TASKS, SessionTask, split_tasks
 
 
 @dataclass(frozen=True)
@@ -137,83 +136,6 @@ def sessions_config(
     return {plan.task.name: {"specs": specs, "items": [item.id for item in plan.items]} for plan in plans}
 
 
-_NAMES = {
-    "turns": "--turns",
-    "seed": "--seed",
-    "judge_attempts": "the judge's attempts (--judge-config)",
-    "answer_decoding": "the answers' decoding (--temperature, --top-p, --max-new-tokens, ...)",
-    "judge_decoding": "the judge's decoding (--judge-config)",
-}
-
-
-def header_differences(stored: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:
-    """What differs between a sessions file's header and the one this run would write, by flag."""
-    lines = []
-    flags = {"candidate": "the model", "opponent": "--opponent", "judge": "--judge"}
-    for role, flag in flags.items():
-        old, new = (stored.get("players") or {}).get(role), now["players"][role]
-        if old != new:
-            change = model_change(old, new) if isinstance(old, Mapping) else "another model"
-            lines.append(f"{flag}: {change}")
-    old_settings = stored.get("settings") or {}
-    for name, value in now["settings"].items():
-        if old_settings.get(name) != value:
-            shown = f" {old_settings.get(name)} there, {value} now" if name in ("turns", "seed") else ""
-            lines.append(f"{_NAMES.get(name, name)}{shown}")
-    if stored.get("templates") != now["templates"]:
-        lines.append("the session prompt templates (another rolebench version)")
-    if stored.get("data") != now["data"]:
-        lines.append("the data the sessions were played on")
-    return lines or [f"{', '.join(sorted(set(stored) ^ set(now)))} (another rolebench version)"]
-
-
-def check_logs(
-    folder: RunFolder,
-    plans: Sequence[SessionPlan],
-    players: Players,
-    settings: SessionSettings,
-    overwrite: bool,
-) -> None:
-    """Refuse (before any call) sessions files played by other players or settings, naming what differs;
-    with `overwrite`, remove them (and a second judge's verdicts on them) to play them again. An opponent
-    that is the model under test, decoding greedily, is refused: its answers are the model's own."""
-    if (
-        plans
-        and players.opponent.identity == players.candidate.identity
-        and not settings.answer_config.samples
-    ):
-        raise ConfigError(
-            f"the opponent {players.opponent.spec} is the model under test, decoding greedily: both answers "
-            "of every turn would be the same text, and the judge's verdicts would measure only its bias",
-            where="--opponent",
-            fix="give another model as --opponent (or sample, --temperature > 0, to play the model's samples "
-            "against each other)",
-        )
-    for plan in plans:
-        path = folder.session_log_path(plan.task.name)
-        now = json.loads(json.dumps(session_header(players, settings, plan.data)))
-        try:
-            stored, _ = read_log(path)
-            lines = [] if stored is None or stored == now else header_differences(stored, now)
-        except DataError as damaged:  # a file edited or damaged: --overwrite plays its sessions again
-            if not overwrite:
-                raise
-            lines = [f"{damaged.what} at {damaged.where}"]
-        if not lines:
-            continue
-        if not overwrite:
-            raise ConfigError(
-                f"{path} holds sessions played with other settings: {'; '.join(lines)}",
-                where="--output",
-                fix="use the same settings to resume them, another output folder, or pass --overwrite to "
-                "play them again",
-            )
-        path.unlink()
-        for rejudged in judge_logs(folder, plan.task.name).values():
-            rejudged.unlink()
-        print(f"rolebench: removed {path} ({'; '.join(lines)}): played again", file=sys.stderr)
-
-
 def play_sessions(
     plans: Sequence[SessionPlan],
     players: Players,
@@ -242,3 +164,56 @@ def play_sessions(
                 file=sys.stderr,
             )
     return played
+
+
+@dataclass
+class SessionPart:
+    """The run's session tasks, one part of `rolebench evaluate` (`rolebench.evaluation.pipeline.RunPart`):
+    their items planned, their players and sessions files checked before any call, their turns played."""
+
+    definition: RunDefinition
+    execution: Execution
+    judge: SessionJudge | None
+    plans: list[SessionPlan]
+    groups: dict[str, list[str]] = field(default_factory=dict)  # none: their groups expand to their names
+    players: Players | None = None
+    settings: SessionSettings | None = None
+
+    @classmethod
+    def plan(
+        cls, definition: RunDefinition, execution: Execution, source: DataSource, judge: SessionJudge | None
+    ) -> SessionPart:
+        """Each session task's items and data (read here, before any model loads)."""
+        plans = plan_sessions(definition, split_tasks(definition.tasks)[1], source)
+        return cls(definition, execution, judge, plans)
+
+    def configure(self, config: RunConfig) -> None:
+        if self.plans:
+            config.sessions = sessions_config(self.definition, self.plans, self.judge)
+
+    def check(self, folder: RunFolder, model: CachedModel) -> None:
+        """The players made over the run's store, and the folder's sessions files checked against them."""
+        if not self.plans or self.judge is None:
+            return
+        self.settings = session_settings(self.definition, self.execution, self.judge)
+        self.players = session_players(model, self.definition, self.execution, self.judge, model.store)
+        logs = {plan.task.name: plan.data for plan in self.plans}
+        check_logs(folder, logs, self.players, self.settings, self.execution.overwrite)
+
+    def run(self, folder: RunFolder, model: CachedModel, record: RunRecord) -> None:
+        """The sessions played (or resumed); stalled sessions are counted from their files (`n_stalled`)
+        and asked again by the next run."""
+        if self.players is None or self.settings is None:
+            return
+        try:
+            play_sessions(self.plans, self.players, self.settings, folder, self.execution.progress)
+        finally:
+            self.players.opponent.close()
+            self.players.judge.close()
+
+    def write(self, folder: RunFolder, record: RunRecord) -> None:
+        """Nothing more: every turn was written to its sessions file as it was played."""
+
+    def calls(self) -> dict[str, int]:
+        """Each task's turns to play (a sweep's progress)."""
+        return {plan.task.name: len(plan.items) * self.definition.turns for plan in self.plans}

@@ -15,7 +15,7 @@ A reference list must not be empty: there is nothing to score against, which is 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from itertools import repeat
 from typing import Any, ClassVar
@@ -248,6 +248,11 @@ def protocols_for(headline: str, held: Sequence[str] = ()) -> list[ScoringProtoc
     protocol the run already holds (added by `rolebench score`)."""
     names = dict.fromkeys([headline, *COMPANIONS, *held])
     return [get_protocol(name) for name in names]
+
+
+def held_protocols(headline: str, scoring: Mapping[str, Any] | None = None) -> list[ScoringProtocol]:
+    """The protocols a run computes (`protocols_for`), with those its config's `scoring` block holds."""
+    return protocols_for(headline, list((scoring or {}).get("protocols") or {}))
 
 
 def rouge_l(
