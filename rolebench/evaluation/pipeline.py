@@ -53,6 +53,9 @@ class RunPart(Protocol):
 
 
 class TaskKind(Protocol):
+    """A kind of task: plans the run's tasks of its kind (their names picked from the definition's) into
+    one part, with the data source the run reads and the judge of its session tasks."""
+
     def plan(
         self, definition: RunDefinition, execution: Execution, source: DataSource, judge: SessionJudge | None
     ) -> RunPart: ...
@@ -64,11 +67,9 @@ TASK_KINDS: tuple[TaskKind, ...] = (SingleTurnPart, SessionPart)
 
 @dataclass
 class Resolved:
-    """A definition resolved: the model, the data source, the run's parts planned and their groups."""
+    """A definition resolved: the model, the run's parts planned and their groups."""
 
-    definition: RunDefinition
     model: ModelHandle
-    source: DataSource
     parts: list[RunPart]
     groups: dict[str, list[str]]
 
@@ -91,7 +92,7 @@ def resolve_run(
     source = resolve_source(definition.data_dir, revision=definition.revision)
     parts = [kind.plan(definition, execution, source, judge) for kind in TASK_KINDS]
     groups = {name: members for part in parts for name, members in part.groups.items()}
-    return Resolved(definition, model, source, parts, groups)
+    return Resolved(model, parts, groups)
 
 
 def continued(before: RunRecord | None, planned: Planned) -> RunRecord:
