@@ -130,7 +130,7 @@ def evaluate_run(
     judge: SessionJudge | None = None,
 ) -> RunResults:
     """Run the whole pipeline into the run folder and return the results.json written; `judge`: the
-    judge of the run's session tasks (they need one, and an opponent: `check_players` first)."""
+    judge of the run's session tasks (they need one, and an opponent: the caller asks `check_players`)."""
     started = time.perf_counter()
     resolved = resolve_run(definition, execution, model, judge)
     with folder.lock(create=True):
