@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import os
 import sys
 import tempfile
@@ -24,43 +23,25 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.fake_server import served
+
 ROOT = Path(__file__).resolve().parent.parent
 
-LATENCY = {"seconds": 0.1}
 
 
-def verdict(body: dict[str, Any]) -> Any:
-    """The judge: prefers the answer marked GOOD (read back from the prompt), after the latency."""
-    from tests.fake_openai import Reply
-
+def verdict(body: dict[str, Any]) -> str:
+    """The judge: prefers the answer marked GOOD (read back from the prompt)."""
     user = body["messages"][-1]["content"]
     start = user.index('[\n  {\n    "model": "model_a"')
     shown, _ = json.JSONDecoder().raw_decode(user, start)
     best = "model_a" if shown[0]["answer"].startswith("GOOD") else "model_b"
     other = "model_b" if best == "model_a" else "model_a"
-    text = repr(
+    return repr(
         [
             {"model": best, "reason": "more in character", "rank": 1},
             {"model": other, "reason": "flatter", "rank": 2},
         ]
     )
-    return Reply(text=text, delay=LATENCY["seconds"])
-
-
-def serve(latency: float, port_queue: Any, stop: Any) -> None:
-    """Child process: run the fake server until told to stop; report its port and peak concurrency."""
-    from http.server import ThreadingHTTPServer
-
-    from tests.fake_openai import FakeOpenAI
-
-    # socketserver's default listen backlog (5) refuses part of a burst of 32 new connections, and
-    # the client then retries after a back-off: a server artefact, not judge overhead.
-    ThreadingHTTPServer.request_queue_size = 128
-    LATENCY["seconds"] = latency
-    with FakeOpenAI(verdict) as server:
-        port_queue.put(server.base_url)
-        stop.wait()
-        port_queue.put({"requests": server.count(), "max_in_flight": server.max_in_flight})
 
 
 def make_run(folder: Path, pairs: int) -> Path:
@@ -156,20 +137,13 @@ def main() -> int:
     parser.add_argument("--latency", type=float, default=0.1)
     parser.add_argument("--json", type=Path, help="also write the numbers here")
     args = parser.parse_args()
-    context = multiprocessing.get_context("spawn")
-    queue, stop = context.Queue(), context.Event()
-    server = context.Process(target=serve, args=(args.latency, queue, stop), daemon=True)
-    server.start()
-    base_url = queue.get(timeout=60)
-    with tempfile.TemporaryDirectory() as tmp:
+    with served(verdict, args.latency) as server, tempfile.TemporaryDirectory() as tmp:
+        base_url = server.base_url
         os.environ["ROLEBENCH_CACHE"] = str(Path(tmp) / "cache")
         run = make_run(Path(tmp) / "run", args.pairs)
         cold, cold_cpu, report = timed_judge(run, base_url, args.concurrency)
         warm, _, again = timed_judge(run, base_url, args.concurrency)
         floor, floor_cpu = adapter_floor(base_url, args.pairs, args.concurrency)
-    stop.set()
-    seen = queue.get(timeout=60)
-    server.join(timeout=10)
     requests = report["judge"]["this_run"]["requests"]
     ideal = requests * args.latency / args.concurrency
     numbers = {
@@ -188,8 +162,8 @@ def main() -> int:
         "adapter_floor_efficiency": round(ideal / floor, 3),
         "cached_rerun_s": round(warm, 3),
         "cached_rerun_requests": again["judge"]["this_run"]["requests"],
-        "server_requests": seen["requests"],
-        "server_max_in_flight": seen["max_in_flight"],
+        "server_requests": server.requests,
+        "server_max_in_flight": server.max_in_flight,
         "win_rate": report["results"]["bench"]["win_rate"],
         "win_rate_lc": report["results"]["bench"]["win_rate_lc"],
         "cpus": os.cpu_count(),

@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import multiprocessing
 import os
 import sys
 import tempfile
@@ -35,38 +34,22 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.fake_server import served
+
 ROOT = Path(__file__).resolve().parent.parent
-LATENCY = {"seconds": 0.1}
 
 
-def reply(body: dict[str, Any]) -> Any:
+def reply(body: dict[str, Any]) -> str:
     """The judge (model `judge`): the scripted one, the candidate winning odd rounds; the candidates:
-    `<model> k: <the user's last line>`; each after the latency."""
+    `<model> k: <the user's last line>`."""
     from model_adapters import Request
-    from tests.fake_openai import Reply
     from tests.sessions_scripted import judge
 
     if body["model"] == "judge":
         scripted = judge(lambda name, number, attempt: "candidate" if number % 2 else "opponent")
-        text = scripted.reply(Request(id="x", messages=body["messages"]))
-    else:
-        users = [m["content"] for m in body["messages"] if m["role"] == "user"]
-        text = f"<{body['model']}> {len(users)}: {users[-1]}"
-    return Reply(text=text, delay=LATENCY["seconds"])
-
-
-def serve(latency: float, port_queue: Any, stop: Any) -> None:
-    """Child process: run the fake server until told to stop; report its requests and peak in flight."""
-    from http.server import ThreadingHTTPServer
-
-    from tests.fake_openai import FakeOpenAI
-
-    ThreadingHTTPServer.request_queue_size = 128  # a burst of new connections is not refused (bench_judge)
-    LATENCY["seconds"] = latency
-    with FakeOpenAI(reply, models=None) as server:
-        port_queue.put(server.base_url)
-        stop.wait()
-        port_queue.put({"requests": server.count(), "max_in_flight": server.max_in_flight})
+        return scripted.reply(Request(id="x", messages=body["messages"]))
+    users = [m["content"] for m in body["messages"] if m["role"] == "user"]
+    return f"<{body['model']}> {len(users)}: {users[-1]}"
 
 
 def play_once(folder: Path, base_url: str, args: argparse.Namespace, way: str) -> dict[str, Any]:
@@ -145,24 +128,16 @@ def floor_once(base_url: str, args: argparse.Namespace, way: str) -> float:
 
 def run_way(args: argparse.Namespace, way: str) -> dict[str, Any]:
     """One way against a server of its own (its peak in flight is that way's)."""
-    context = multiprocessing.get_context("spawn")
-    queue, stop = context.Queue(), context.Event()
-    server = context.Process(target=serve, args=(args.latency, queue, stop), daemon=True)
-    server.start()
-    base_url = queue.get(timeout=60)
-    with tempfile.TemporaryDirectory() as tmp:
-        found = play_once(Path(tmp), base_url, args, way)
-    floor = floor_once(base_url, args, way)
-    stop.set()
-    seen = queue.get(timeout=60)
-    server.join(timeout=10)
+    with served(reply, args.latency, models=None) as server, tempfile.TemporaryDirectory() as tmp:
+        found = play_once(Path(tmp), server.base_url, args, way)
+        floor = floor_once(server.base_url, args, way)
     return {
         **found,
         "floor_s": round(floor, 3),
         "harness_s": round(found["wall_s"] - floor, 3),
         "harness_ms_per_call": round(1000 * (found["wall_s"] - floor) / found["calls"], 3),
-        "server_requests": seen["requests"],  # the harness's and then the floor's: 2 x calls
-        "server_max_in_flight": seen["max_in_flight"],
+        "server_requests": server.requests,  # the harness's and then the floor's: 2 x calls
+        "server_max_in_flight": server.max_in_flight,
     }
 
 
