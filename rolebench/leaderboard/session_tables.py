@@ -4,15 +4,13 @@ shows. Every field is escaped for its format, as the single-turn tables are."""
 
 from __future__ import annotations
 
-import csv
-import io
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from tabulate import tabulate
 
 from rolebench.leaderboard.sessions import SessionBoard, SessionRow
-from rolebench.leaderboard.tables import csv_safe, latex_escape, latex_float, md_escape
+from rolebench.leaderboard.tables import csv_text, latex_escape, latex_float, md_escape
 
 HEADERS = ["Rank", "Model", "Rating", "Win %", "W/T/L", "Failures", "Win % as A / as B", "Sessions", "Notes"]
 ABOUT = (
@@ -140,9 +138,10 @@ def _bounds(values: Sequence[Any] | None) -> tuple[Any, Any]:
 
 def sessions_csv(boards: Sequence[SessionBoard]) -> str:
     """Every row of every session board, flat (sessions.csv)."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
+    return csv_text(CSV_COLUMNS, _csv_rows(boards))
+
+
+def _csv_rows(boards: Sequence[SessionBoard]) -> Iterator[dict[str, Any]]:
     for board in boards:
         for row in board.rows:
             data: dict[str, Any] = {**row.__dict__, "board": board.id, "task": board.task}
@@ -154,8 +153,7 @@ def sessions_csv(boards: Sequence[SessionBoard]) -> str:
             data.update(
                 flags="; ".join(row.flags), notes="; ".join(row.notes + [board.note] * bool(board.note))
             )
-            writer.writerow([csv_safe("" if data[c] is None else data[c]) for c in CSV_COLUMNS])
-    return out.getvalue()
+            yield data
 
 
 def page_boards(boards: Sequence[SessionBoard]) -> list[dict[str, Any]]:

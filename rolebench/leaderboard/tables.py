@@ -10,7 +10,8 @@ import csv
 import html
 import io
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 from tabulate import tabulate
 
@@ -257,10 +258,21 @@ def csv_safe(value: object) -> object:
     return value
 
 
-def to_csv(boards: Sequence[Board]) -> str:
+def csv_text(columns: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> str:
+    """A CSV document: the columns, then each row's values in their order (None empty, `csv_safe`)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
+    writer.writerow(columns)
+    for data in rows:
+        writer.writerow([csv_safe("" if data[c] is None else data[c]) for c in columns])
+    return out.getvalue()
+
+
+def to_csv(boards: Sequence[Board]) -> str:
+    return csv_text(CSV_COLUMNS, _csv_rows(boards))
+
+
+def _csv_rows(boards: Sequence[Board]) -> Iterator[dict[str, Any]]:
     for board in boards:
         for row in board.rows:
             data = row.to_dict()
@@ -283,5 +295,4 @@ def to_csv(boards: Sequence[Board]) -> str:
                 tied_with="; ".join(row.tied_with),
                 notes="; ".join(row.warnings()),
             )
-            writer.writerow([csv_safe("" if data[c] is None else data[c]) for c in CSV_COLUMNS])
-    return out.getvalue()
+            yield data
