@@ -72,6 +72,33 @@ def write_roles(folder: Path, roles: dict[str, str] = ROLES) -> Path:
     return folder
 
 
+def evaluate_argv(
+    players: FakeOpenAI, judging: FakeOpenAI, data: Path, run: Path, *more: str, model: str = "cand"
+) -> list[str]:
+    """`rolebench evaluate` of `rolebench_eng_sessions` with these servers' players (3 turns, seed 7)."""
+    return [
+        "evaluate",
+        "--model",
+        f"openai:{model}@{players.base_url}",
+        "--tasks",
+        "rolebench_eng_sessions",
+        "--opponent",
+        f"openai:opp@{players.base_url}",
+        "--judge",
+        f"openai:judge@{judging.base_url}",
+        "--turns",
+        "3",
+        "--seed",
+        "7",
+        "--data-dir",
+        str(data),
+        "--output",
+        str(run),
+        "--no-progress",
+        *more,
+    ]
+
+
 if __name__ == "__main__":
     servers = players_server(), judge_server()
     Path(sys.argv[1]).write_text(json.dumps([s.base_url for s in servers]), encoding="utf-8")

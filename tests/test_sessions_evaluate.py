@@ -28,7 +28,7 @@ from rolebench.errors import ConfigError
 from rolebench.run.session_log import read_log
 from tests.fake_openai import FakeOpenAI
 from tests.sessions_scripted import candidate
-from tests.sessions_servers import judge_server, players_server, write_roles
+from tests.sessions_servers import evaluate_argv, judge_server, players_server, write_roles
 
 REPO = Path(__file__).resolve().parents[1]
 TASK = "rolebench_eng_sessions"
@@ -44,28 +44,7 @@ def servers() -> Iterator[tuple[FakeOpenAI, FakeOpenAI]]:
 
 
 def _argv(servers: tuple[FakeOpenAI, FakeOpenAI], tmp_path: Path, *more: str) -> list[str]:
-    players, judging = servers
-    return [
-        "evaluate",
-        "--model",
-        f"openai:cand@{players.base_url}",
-        "--tasks",
-        TASK,
-        "--opponent",
-        f"openai:opp@{players.base_url}",
-        "--judge",
-        f"openai:judge@{judging.base_url}",
-        "--turns",
-        "3",
-        "--seed",
-        "7",
-        "--data-dir",
-        str(write_roles(tmp_path / "data")),
-        "--output",
-        str(tmp_path / "run"),
-        "--no-progress",
-        *more,
-    ]
+    return evaluate_argv(*servers, write_roles(tmp_path / "data"), tmp_path / "run", *more)
 
 
 def _calls(servers: tuple[FakeOpenAI, FakeOpenAI]) -> tuple[int, int]:

@@ -22,7 +22,7 @@ from rolebench.run.session_log import SessionLog, read_log
 from rolebench.sessions.settings import MAX_TURNS, SessionSettings
 from rolebench.sessions.verdict import VerdictError, parse_turn
 from tests.fake_openai import FakeOpenAI
-from tests.sessions_servers import judge_server, players_server, write_roles
+from tests.sessions_servers import evaluate_argv, judge_server, players_server, write_roles
 
 TASK = "rolebench_eng_sessions"
 LOG = Path("sessions") / f"{TASK}.jsonl"
@@ -39,18 +39,8 @@ def servers() -> Iterator[Servers]:
 
 def _argv(servers: Servers, base: Path, run: Path, *more: str, judge: str | None = None) -> list[str]:
     """The standard run's command (its roles written under `base`), into `run`."""
-    players, judging = servers
-    return [
-        *("evaluate", "--model", f"openai:cand@{players.base_url}", "--tasks", TASK),
-        *(
-            "--opponent",
-            f"openai:opp@{players.base_url}",
-            "--judge",
-            judge or f"openai:judge@{judging.base_url}",
-        ),
-        *("--turns", "3", "--seed", "7", "--data-dir", str(write_roles(base / "data"))),
-        *("--output", str(run), "--no-progress", *more),
-    ]
+    argv = evaluate_argv(*servers, write_roles(base / "data"), run, *more)
+    return _flag(argv, "--judge", judge) if judge else argv
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ import pytest
 from rolebench.cli.main import main
 from tests.fake_openai import FakeOpenAI
 from tests.sessions_runs import session_run
-from tests.sessions_servers import judge_server, players_server, write_roles
+from tests.sessions_servers import evaluate_argv, judge_server, players_server, write_roles
 
 TASK = "rolebench_eng_sessions"
 
@@ -28,29 +28,7 @@ def servers() -> Iterator[tuple[FakeOpenAI, FakeOpenAI]]:
 
 
 def _evaluate(servers: tuple[FakeOpenAI, FakeOpenAI], data: Path, run: Path, model: str) -> int:
-    players, judging = servers
-    return main(
-        [
-            "evaluate",
-            "--model",
-            f"openai:{model}@{players.base_url}",
-            "--tasks",
-            TASK,
-            "--opponent",
-            f"openai:opp@{players.base_url}",
-            "--judge",
-            f"openai:judge@{judging.base_url}",
-            "--turns",
-            "3",
-            "--seed",
-            "7",
-            "--data-dir",
-            str(data),
-            "--output",
-            str(run),
-            "--no-progress",
-        ]
-    )
+    return main(evaluate_argv(*servers, data, run, model=model))
 
 
 @pytest.fixture
