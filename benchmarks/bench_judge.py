@@ -28,7 +28,6 @@ from benchmarks.fake_server import served
 ROOT = Path(__file__).resolve().parent.parent
 
 
-
 def verdict(body: dict[str, Any]) -> str:
     """The judge: prefers the answer marked GOOD (read back from the prompt)."""
     user = body["messages"][-1]["content"]
